@@ -1,0 +1,104 @@
+// Runner: the parent's handle on one sandboxed `kope-runner` child process.
+//
+// The child loads exactly one compiled kernel (a shared object), maps the
+// SharedArena the parent gives it, and calls the kernel on tensors that live
+// in the arena. It returns only return codes and timings; outputs are read by
+// the parent straight from the arena. The child never decides a verdict.
+//
+// Everything a kernel can do wrong is a value in the outcome (kCrash,
+// kTimeout, kKernelError); a Status error means kope could not do its own part
+// (spawn, socket, protocol). After kCrash or kTimeout the runner is dead and
+// every later call returns the same outcome. The destructor kills the child's
+// process group. Not thread-safe: one owner drives one runner.
+#ifndef KOPE_RUNNER_RUNNER_H_
+#define KOPE_RUNNER_RUNNER_H_
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kope/base/status.h"
+#include "kope/runner/arena.h"
+#include "kope/runner/sandbox.h"
+#include "kope/task/dtype.h"
+
+namespace kope {
+
+// A tensor that lives in the arena, `offset` bytes from its start.
+struct TensorSlot {
+  DType dtype = KOPE_F32;
+  std::vector<int64_t> shape;
+  std::vector<int64_t> strides;  // in elements
+  uint64_t offset = 0;
+};
+
+struct CallSpec {
+  std::vector<TensorSlot> inputs;
+  std::vector<TensorSlot> outputs;
+};
+
+struct CallOutcome {
+  enum class Kind {
+    kOk,           // the kernel returned 0
+    kKernelError,  // the kernel returned non-zero (rc)
+    kCrash,        // the child died (signal, abort, exit)
+    kTimeout,      // the child was killed at the timeout
+  };
+  Kind kind = Kind::kOk;
+  int rc = 0;
+  int term_signal = 0;
+  std::string detail;          // e.g. "killed by SIGSEGV", the tail of the child's stderr
+  std::vector<int64_t> ns;     // per-call kernel time in nanoseconds, as the child measured it
+  double parent_seconds = 0;   // the parent's wall clock around the whole request
+  bool ok() const { return kind == Kind::kOk; }
+};
+
+struct RunnerOptions {
+  std::filesystem::path runner_exe;   // the kope-runner binary
+  SandboxOptions sandbox;             // scratch_dir must exist and be empty
+  double start_timeout_seconds = 10;
+};
+
+class Runner {
+ public:
+  // Spawns the sandboxed child. The scratch folder is the child's only writable place.
+  static Result<std::unique_ptr<Runner>> Start(const RunnerOptions& options);
+  ~Runner();
+  Runner(const Runner&) = delete;
+  Runner& operator=(const Runner&) = delete;
+
+  // Copies `shared_object` into scratch and dlopens it there; a missing
+  // kope_kernel symbol or a failing dlopen is kKernelError with the reason in detail.
+  Result<CallOutcome> Load(const std::filesystem::path& shared_object, double timeout_seconds);
+
+  // Makes `arena` the memory that TensorSlot offsets refer to (replacing any earlier one).
+  Result<CallOutcome> MapArena(const SharedArena& arena, double timeout_seconds);
+
+  // One call of the kernel. ns holds one figure.
+  Result<CallOutcome> Call(const CallSpec& call, double timeout_seconds);
+
+  // `count` calls, call i on rotation[i % rotation.size()]. With `flush`, the
+  // tensors of the coming call are evicted from every cache level (clflush)
+  // before it, outside the timed region. Stops at the first non-zero return.
+  Result<CallOutcome> Time(const std::vector<CallSpec>& rotation, int count, bool flush,
+                           double timeout_seconds);
+
+  const Protection& protection() const;
+  int pid() const;
+  bool alive() const;
+
+  class Impl;
+
+ private:
+  explicit Runner(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// The kope-runner binary next to the running kope executable, or KOPE_RUNNER from the environment.
+Result<std::filesystem::path> FindRunnerExecutable();
+
+}  // namespace kope
+
+#endif  // KOPE_RUNNER_RUNNER_H_
