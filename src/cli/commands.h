@@ -1,0 +1,15 @@
+// The `kope` subcommands. Each Register* function adds one subcommand to the
+// app; when the subcommand runs it stores the process exit code in `*exit_code`
+// (0 success, 1 the operation failed, 2 bad usage or input).
+#ifndef KOPE_CLI_COMMANDS_H_
+#define KOPE_CLI_COMMANDS_H_
+
+#include <CLI/CLI.hpp>
+
+namespace kope::cli {
+
+void RegisterEvalCommand(CLI::App& app, int* exit_code);
+
+}  // namespace kope::cli
+
+#endif  // KOPE_CLI_COMMANDS_H_

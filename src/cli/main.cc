@@ -1,0 +1,17 @@
+// kope: experience-driven kernel optimization. Dispatches to subcommands.
+#include <CLI/CLI.hpp>
+
+#include "commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"kope: optimize compute kernels with LLM agents and an experience graph"};
+  app.require_subcommand(1);
+  int exit_code = 0;
+  kope::cli::RegisterEvalCommand(app, &exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  return exit_code;
+}
