@@ -1,0 +1,65 @@
+// Evaluator: the trusted side that decides a candidate's verdict.
+//
+// For one task and one candidate source it compiles the candidate (and the
+// task's baseline and reference, cached), starts one sandboxed runner per
+// kernel (the candidate never shares a process with kope, the reference or the
+// baseline), and then:
+//  1. verifies: `trials` trials per size set (every check set, then bench),
+//     each on fresh inputs from a secret seed, cycling the declared input
+//     distributions; outputs poisoned before every call, guard bytes after
+//     every output, inputs hashed before and after, every call made twice
+//     (two poison patterns) and both results compared with the reference;
+//  2. times the candidate and the baseline interleaved in one session on
+//     rotating input sets, caches flushed before each call, until the policy's
+//     stopping rule holds; cross-checks the runner's figures against the
+//     parent's wall clock;
+//  3. verifies again on fresh inputs, then decides the verdict and flags.
+// A task whose reference ignores its inputs is rejected with a Status.
+// Candidate failures are Outcomes; a Status error means the task is broken or
+// kope could not do its own part. One Evaluator may be used from one thread
+// at a time; separate Evaluators may run in parallel.
+#ifndef KOPE_EVAL_EVALUATOR_H_
+#define KOPE_EVAL_EVALUATOR_H_
+
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "kope/backend/backend.h"
+#include "kope/base/status.h"
+#include "kope/eval/outcome.h"
+#include "kope/eval/timing.h"
+#include "kope/runner/sandbox.h"
+#include "kope/task/task.h"
+
+namespace kope {
+
+struct EvalOptions {
+  int trials = 5;
+  TimingPolicy timing = TimingPolicy::Screen();
+  std::string timing_label = "screen";
+  double call_timeout_seconds = 10;    // one kernel call, wall clock
+  SandboxLimits limits;
+  bool use_bubblewrap = true;
+  std::filesystem::path runner_exe;    // empty: FindRunnerExecutable()
+  std::filesystem::path scratch_root;  // empty: the system temp folder
+  // Called with short progress lines ("verify check[1] trial 3/5"); may be empty.
+  std::function<void(std::string_view)> progress;
+};
+
+class Evaluator {
+ public:
+  Evaluator(Backend& backend, EvalOptions options);
+
+  Result<Outcome> Evaluate(const Task& task, std::string_view candidate_source,
+                           std::string_view candidate_name);
+
+ private:
+  Backend& backend_;
+  EvalOptions options_;
+};
+
+}  // namespace kope
+
+#endif  // KOPE_EVAL_EVALUATOR_H_

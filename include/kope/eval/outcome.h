@@ -1,0 +1,95 @@
+// Outcome: the evaluator's verdict on one candidate, with its evidence.
+//
+// A failed candidate is a result to learn from, not an exception: every way a
+// candidate can fail is one of the verdicts below with the evidence a reader
+// (or an LLM) needs to act on it. A valid outcome carries the candidate's and
+// the baseline's times from one interleaved session, the speedup, and the
+// fraction of the roofline floor where the task declares bytes or flops.
+// Suspicious results are flagged for audit, never silently accepted.
+#ifndef KOPE_EVAL_OUTCOME_H_
+#define KOPE_EVAL_OUTCOME_H_
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kope/backend/backend.h"
+#include "kope/eval/timing.h"
+
+namespace kope {
+
+enum class Verdict { kCompileError, kRuntimeError, kCrash, kTimeout, kIncorrect, kValid };
+
+std::string_view VerdictName(Verdict verdict);  // "compile_error", ..., "valid"
+
+// Where and how a candidate's output went wrong.
+struct Mismatch {
+  // "value", "nan_inf", "input_modified", "guard_overwritten", "runs_disagree",
+  // "after_timing" (wrong on fresh inputs after the timing loop).
+  std::string reason;
+  std::string size_set;             // e.g. "check[1]" or "bench"
+  std::vector<std::pair<std::string, int64_t>> sizes;
+  int trial = 0;
+  std::string tensor;               // the output (or input) concerned
+  int64_t index = -1;               // flat index of the first bad element
+  std::vector<int64_t> position;    // its multi-index
+  double expected = 0;
+  double actual = 0;
+  double max_abs_error = 0;
+  double max_rel_error = 0;
+  int64_t mismatches = 0;           // failing elements
+  int64_t elements = 0;             // elements compared
+  double rtol = 0;
+  double atol = 0;
+};
+
+// Flags for audit (never silently accepted, never hidden).
+inline constexpr std::string_view kFlagSpeedupAbove10x = "speedup_above_10x";
+inline constexpr std::string_view kFlagFasterThanRoofline = "faster_than_roofline";
+inline constexpr std::string_view kFlagWallClockMismatch = "wall_clock_mismatch";
+inline constexpr std::string_view kFlagUnstableTiming = "unstable_timing";
+inline constexpr std::string_view kFlagWithinNoise = "within_noise";
+
+struct Outcome {
+  Verdict verdict = Verdict::kValid;
+  std::string message;                    // one line: why this verdict
+  std::string task;
+  std::string candidate_name;
+  std::string candidate_hash;             // content hash of the candidate source
+  std::vector<Diagnostic> diagnostics;    // compile errors and warnings
+  std::optional<Mismatch> mismatch;       // incorrect
+  std::string runtime_detail;             // crash/timeout/runtime_error: signal, rc, stderr tail
+
+  // Valid only.
+  std::optional<TimingSummary> candidate_time;
+  std::optional<TimingSummary> baseline_time;
+  double speedup = 0;                     // baseline median / candidate median
+  std::optional<double> roofline_floor_s; // max(bytes / bandwidth, flops / peak)
+  std::optional<double> roofline_fraction;  // floor / candidate median: 1.0 is speed of light
+  std::optional<double> baseline_roofline_fraction;
+  std::vector<std::string> flags;
+
+  // Context.
+  int trials = 0;
+  std::vector<std::string> size_sets;     // the sets verified
+  std::string protection;                 // the sandbox layers active
+  HardwareInfo hardware;
+  double compile_seconds = 0;
+  bool compile_cache_hit = false;
+  double eval_seconds = 0;                // wall time of the whole evaluation
+  double kernel_seconds = 0;              // time spent inside kernels, all runners together
+  std::string timing_policy;              // "screen" or "confirm"
+
+  bool valid() const { return verdict == Verdict::kValid; }
+  bool HasFlag(std::string_view flag) const;
+};
+
+// The full record as JSON text (stable field names; documented in docs/EVALUATION.md).
+std::string OutcomeToJson(const Outcome& outcome, int indent = 2);
+// A readable summary for a terminal, a few lines.
+std::string FormatOutcome(const Outcome& outcome);
+
+}  // namespace kope
+
+#endif  // KOPE_EVAL_OUTCOME_H_

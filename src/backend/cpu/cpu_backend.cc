@@ -1,0 +1,183 @@
+#include "kope/backend/cpu/cpu_backend.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <mutex>
+#include <random>
+#include <sstream>
+
+#include "cpu_hardware.h"
+#include "kope/base/hash.h"
+#include "kope/base/subprocess.h"
+
+namespace kope {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr size_t kMaxLogBytes = 8000;
+
+Result<std::string> ReadFile(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::IoError("cannot read " + path.string());
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string TrimLog(std::string log) {
+  if (log.size() > kMaxLogBytes) {
+    log.resize(kMaxLogBytes);
+    log += "\n[... compiler output trimmed]";
+  }
+  return log;
+}
+
+// A file name for diagnostics: the display name's last component, made safe.
+std::string SourceFileName(std::string_view display_name) {
+  std::string name = fs::path(std::string(display_name)).filename().string();
+  if (name.empty()) name = "kernel.cc";
+  for (char& c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') c = '_';
+  }
+  if (fs::path(name).extension() != ".cc" && fs::path(name).extension() != ".cpp") name += ".cc";
+  return name;
+}
+
+class CpuBackend final : public Backend {
+ public:
+  CpuBackend(CpuBackendOptions options, std::string compiler_version, std::string abi_header,
+             std::string cpu_flags)
+      : options_(std::move(options)),
+        compiler_version_(std::move(compiler_version)),
+        abi_header_(std::move(abi_header)),
+        cpu_flags_(std::move(cpu_flags)) {}
+
+  std::string_view name() const override { return "cpu"; }
+  std::string_view language() const override { return "cpp"; }
+
+  Result<CompiledKernel> Compile(std::string_view source, std::string_view display_name) override {
+    std::vector<std::string> flags = Flags();
+    std::string joined;
+    for (const std::string& f : flags) joined += f + "\n";
+    CompiledKernel out;
+    out.cache_key = ContentHash({source, joined, compiler_version_, abi_header_, cpu_flags_});
+    fs::path dir = options_.cache_dir / "cpu";
+    fs::path artifact = dir / (out.cache_key + ".so");
+    std::error_code ec;
+    if (fs::exists(artifact, ec)) {
+      out.artifact = artifact;
+      out.cache_hit = true;
+      return out;
+    }
+    fs::create_directories(dir, ec);
+    if (ec) return Status::IoError("cannot create compile cache " + dir.string() + ": " + ec.message());
+
+    // A private work folder, so that concurrent compiles of the same source never collide.
+    fs::path work = dir / ("tmp-" + out.cache_key + "-" + std::to_string(getpid()) + "-" +
+                           std::to_string(std::random_device{}()));
+    fs::create_directories(work, ec);
+    if (ec) return Status::IoError("cannot create " + work.string() + ": " + ec.message());
+    std::string file = SourceFileName(display_name);
+    {
+      std::ofstream src(work / file, std::ios::binary);
+      src.write(source.data(), static_cast<std::streamsize>(source.size()));
+      if (!src) return Status::IoError("cannot write " + (work / file).string());
+    }
+    std::vector<std::string> argv = {options_.compiler};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    argv.insert(argv.end(), {file, "-o", "kernel.so"});
+    ProcessOptions popts;
+    popts.timeout_seconds = options_.compile_timeout_seconds;
+    popts.working_dir = work;
+    popts.extra_env = {"LC_ALL=C"};
+    Result<ProcessResult> run = RunProcess(argv, popts);
+    if (!run.ok()) {
+      fs::remove_all(work, ec);
+      return run.status().WithContext("running " + options_.compiler);
+    }
+    out.seconds = run->seconds;
+    out.log = TrimLog(run->output);
+    if (run->timed_out) {
+      out.diagnostics.push_back({file, 0, 0, "error",
+                                 "the compiler did not finish within " +
+                                     std::to_string(options_.compile_timeout_seconds) + " s"});
+    } else if (!run->ok()) {
+      out.diagnostics = ParseCompilerOutput(run->output);
+      if (out.diagnostics.empty()) {
+        out.diagnostics.push_back({file, 0, 0, "error", "the compiler failed: " + out.log});
+      }
+    } else {
+      fs::rename(work / "kernel.so", artifact, ec);
+      if (ec) {
+        fs::remove_all(work, ec);
+        return Status::IoError("cannot store " + artifact.string() + ": " + ec.message());
+      }
+      out.artifact = artifact;
+      out.diagnostics = ParseCompilerOutput(run->output);  // warnings, if any
+    }
+    fs::remove_all(work, ec);
+    return out;
+  }
+
+  Result<HardwareInfo> Hardware() override {
+    std::lock_guard<std::mutex> lock(hardware_mu_);
+    if (!hardware_) {
+      KOPE_ASSIGN_OR_RETURN(HardwareInfo hw, DescribeCpu(options_, compiler_version_));
+      hardware_ = std::move(hw);
+    }
+    return *hardware_;
+  }
+
+ private:
+  std::vector<std::string> Flags() const {
+    std::vector<std::string> flags = {"-std=c++20",
+                                      "-O3",
+                                      "-march=native",
+                                      "-fopenmp",
+                                      "-fPIC",
+                                      "-shared",
+                                      "-fdiagnostics-color=never",
+                                      "-I" + options_.include_dir.string(),
+                                      "-Wl,--no-undefined",
+                                      "-Wl,--undefined=kope_kernel"};
+    flags.insert(flags.end(), options_.extra_flags.begin(), options_.extra_flags.end());
+    return flags;
+  }
+
+  CpuBackendOptions options_;
+  std::string compiler_version_;
+  std::string abi_header_;
+  std::string cpu_flags_;
+  std::mutex hardware_mu_;
+  std::optional<HardwareInfo> hardware_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Backend>> CreateCpuBackend(CpuBackendOptions options) {
+  if (const char* cxx = std::getenv("KOPE_CXX"); cxx != nullptr && *cxx != '\0') {
+    options.compiler = cxx;
+  }
+  if (options.cache_dir.empty()) options.cache_dir = DefaultCacheDir();
+  if (options.include_dir.empty()) options.include_dir = KOPE_INCLUDE_DIR;
+  Result<std::string> header = ReadFile(options.include_dir / "kope" / "kernel.h");
+  if (!header.ok()) {
+    return Status::NotFound("the kernel ABI header kope/kernel.h is not in " +
+                            options.include_dir.string());
+  }
+  ProcessOptions popts;
+  popts.timeout_seconds = 30;
+  Result<ProcessResult> version = RunProcess({options.compiler, "--version"}, popts);
+  if (!version.ok() || !version->ok()) {
+    return Status::NotFound("the C++ compiler '" + options.compiler +
+                            "' does not run; install g++ (scripts/setup) or set KOPE_CXX");
+  }
+  std::string first_line = version->output.substr(0, version->output.find('\n'));
+  return std::unique_ptr<Backend>(
+      new CpuBackend(std::move(options), first_line, *header, CpuFeatureFlags()));
+}
+
+}  // namespace kope

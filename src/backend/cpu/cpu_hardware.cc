@@ -1,0 +1,213 @@
+#include "cpu_hardware.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <ctime>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "kope/base/hash.h"
+#include "kope/base/subprocess.h"
+
+namespace kope {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Measures copy bandwidth (best of several parallel copies of a buffer far
+// larger than the last-level cache; read + written bytes) and peak f32 FMA
+// throughput (independent vector accumulators on every core).
+constexpr const char* kProbeSource = R"(
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <omp.h>
+typedef float v16 __attribute__((vector_size(64)));
+static double Now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+int main(int argc, char** argv) {
+  size_t bytes = std::strtoull(argv[1], nullptr, 10);
+  size_t n = bytes / sizeof(double);
+  double* a = static_cast<double*>(std::aligned_alloc(64, n * sizeof(double)));
+  double* b = static_cast<double*>(std::aligned_alloc(64, n * sizeof(double)));
+  #pragma omp parallel for schedule(static)
+  for (size_t i = 0; i < n; ++i) { a[i] = 1.0 + i; b[i] = 0; }
+  double best = 1e30;
+  for (int rep = 0; rep < 6; ++rep) {
+    double t0 = Now();
+    #pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < n; ++i) b[i] = a[i];
+    double t = Now() - t0;
+    if (t < best) best = t;
+  }
+  std::printf("bandwidth %.6e\n", 2.0 * n * sizeof(double) / best);
+  const long iters = 20000000;
+  double best_flops = 0;
+  for (int rep = 0; rep < 3; ++rep) {
+    double t0 = Now();
+    float sink = 0;
+    #pragma omp parallel reduction(+ : sink)
+    {
+      v16 acc[8];
+      v16 x, y;
+      for (int k = 0; k < 16; ++k) { x[k] = 1.0f + 1e-7f * k; y[k] = 0.999999f; }
+      for (int j = 0; j < 8; ++j) acc[j] = x * (float)(j + 1);
+      for (long i = 0; i < iters / 16; ++i) {
+        for (int j = 0; j < 8; ++j) acc[j] = acc[j] * y + x;
+      }
+      for (int j = 0; j < 8; ++j) for (int k = 0; k < 16; ++k) sink += acc[j][k];
+    }
+    double t = Now() - t0;
+    double flops = 2.0 * 16 * 8 * (iters / 16) * omp_get_max_threads() / t;
+    if (flops > best_flops) best_flops = flops;
+    if (sink == 12345.0f) std::printf("#\n");
+  }
+  std::printf("peak %.6e\n", best_flops);
+  return b[n / 2] == a[n / 2] ? 0 : 1;
+}
+)";
+
+std::string ReadFirstMatch(const char* path, const std::string& key) {
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(key, 0) == 0) {
+      size_t colon = line.find(':');
+      if (colon == std::string::npos) continue;
+      std::string value = line.substr(colon + 1);
+      size_t start = value.find_first_not_of(" \t");
+      return start == std::string::npos ? "" : value.substr(start);
+    }
+  }
+  return "";
+}
+
+uint64_t LastLevelCacheBytes() {
+  uint64_t best = 0;
+  for (int index = 0; index < 8; ++index) {
+    std::ifstream in("/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index) + "/size");
+    std::string text;
+    if (!(in >> text) || text.empty()) continue;
+    uint64_t value = std::strtoull(text.c_str(), nullptr, 10);
+    char unit = text.back();
+    if (unit == 'K') value <<= 10;
+    if (unit == 'M') value <<= 20;
+    best = std::max(best, value);
+  }
+  return best;
+}
+
+std::string Architecture(const std::string& flags) {
+  std::string arch = "x86_64";
+#if defined(__aarch64__)
+  arch = "aarch64";
+#endif
+  if (flags.find(" avx512f") != std::string::npos) return arch + "-avx512";
+  if (flags.find(" avx2") != std::string::npos) return arch + "-avx2";
+  return arch;
+}
+
+std::string Today() {
+  std::time_t now = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%d", std::gmtime(&now));
+  return buf;
+}
+
+nlohmann::json ToJson(const HardwareInfo& hw) {
+  return {{"backend", hw.backend},
+          {"device", hw.device},
+          {"architecture", hw.architecture},
+          {"cores", hw.cores},
+          {"last_level_cache_bytes", hw.last_level_cache_bytes},
+          {"compiler", hw.compiler},
+          {"bandwidth_bytes_per_s", hw.bandwidth_bytes_per_s},
+          {"peak_flops", hw.peak_flops},
+          {"measured_at", hw.measured_at}};
+}
+
+Status MeasureRoofline(const CpuBackendOptions& options, HardwareInfo* hw) {
+  std::error_code ec;
+  fs::path work = options.cache_dir / ("probe-" + std::to_string(getpid()));
+  fs::create_directories(work, ec);
+  if (ec) return Status::IoError("cannot create " + work.string() + ": " + ec.message());
+  {
+    std::ofstream src(work / "probe.cc");
+    src << kProbeSource;
+  }
+  ProcessOptions popts;
+  popts.working_dir = work;
+  popts.timeout_seconds = 120;
+  Result<ProcessResult> build = RunProcess(
+      {options.compiler, "-O3", "-march=native", "-fopenmp", "probe.cc", "-o", "probe"}, popts);
+  if (!build.ok() || !build->ok()) {
+    fs::remove_all(work, ec);
+    return Status::Internal("cannot build the roofline probe: " +
+                            (build.ok() ? build->output : build.status().ToString()));
+  }
+  uint64_t bytes = std::clamp<uint64_t>(4 * hw->last_level_cache_bytes, 256ull << 20, 1ull << 30);
+  Result<ProcessResult> run = RunProcess({(work / "probe").string(), std::to_string(bytes)}, popts);
+  fs::remove_all(work, ec);
+  if (!run.ok() || !run->ok()) {
+    return Status::Internal("the roofline probe failed: " +
+                            (run.ok() ? run->output : run.status().ToString()));
+  }
+  std::istringstream out(run->output);
+  std::string key;
+  double value = 0;
+  while (out >> key >> value) {
+    if (key == "bandwidth") hw->bandwidth_bytes_per_s = value;
+    if (key == "peak") hw->peak_flops = value;
+  }
+  if (hw->bandwidth_bytes_per_s <= 0 || hw->peak_flops <= 0) {
+    return Status::Internal("the roofline probe printed no figures: " + run->output);
+  }
+  hw->measured_at = Today();
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::string CpuFeatureFlags() { return ReadFirstMatch("/proc/cpuinfo", "flags"); }
+
+Result<HardwareInfo> DescribeCpu(const CpuBackendOptions& options,
+                                 const std::string& compiler_version) {
+  HardwareInfo hw;
+  hw.backend = "cpu";
+  hw.device = ReadFirstMatch("/proc/cpuinfo", "model name");
+  if (hw.device.empty()) hw.device = "unknown CPU";
+  hw.architecture = Architecture(" " + CpuFeatureFlags() + " ");
+  hw.cores = static_cast<int>(std::thread::hardware_concurrency());
+  hw.last_level_cache_bytes = LastLevelCacheBytes();
+  hw.compiler = compiler_version;
+
+  fs::path cached = options.cache_dir / "hardware" / (ContentHash(hw.Key()) + ".json");
+  std::ifstream in(cached);
+  if (in) {
+    nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+    if (!j.is_discarded() && j.value("device", "") == hw.device && j.contains("peak_flops")) {
+      hw.bandwidth_bytes_per_s = j.value("bandwidth_bytes_per_s", 0.0);
+      hw.peak_flops = j.value("peak_flops", 0.0);
+      hw.measured_at = j.value("measured_at", "");
+      if (hw.bandwidth_bytes_per_s > 0 && hw.peak_flops > 0) return hw;
+    }
+  }
+  KOPE_RETURN_IF_ERROR(MeasureRoofline(options, &hw));
+  std::error_code ec;
+  fs::create_directories(cached.parent_path(), ec);
+  fs::path tmp = cached;
+  tmp += ".tmp" + std::to_string(getpid());
+  {
+    std::ofstream out(tmp);
+    out << ToJson(hw).dump(2) << "\n";
+  }
+  fs::rename(tmp, cached, ec);
+  return hw;
+}
+
+}  // namespace kope

@@ -1,0 +1,98 @@
+// `kope eval TASK CANDIDATE`: the evaluator's verdict on one candidate.
+#include <unistd.h>
+
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "commands.h"
+#include "kope/backend/cpu/cpu_backend.h"
+#include "kope/eval/evaluator.h"
+
+namespace kope::cli {
+namespace {
+
+struct EvalArgs {
+  std::string task;
+  std::string candidate;
+  bool json = false;
+  bool confirm = false;
+  bool no_bubblewrap = false;
+  bool quiet = false;
+  int trials = 5;
+  double timeout = 10;
+};
+
+int RunEval(const EvalArgs& args) {
+  Result<Task> task = LoadTask(args.task);
+  if (!task.ok()) {
+    std::cerr << "kope eval: " << task.status().message() << "\n";
+    return 2;
+  }
+  std::ifstream in(args.candidate, std::ios::binary);
+  if (!in) {
+    std::cerr << "kope eval: cannot read the candidate " << args.candidate << "\n";
+    return 2;
+  }
+  std::ostringstream source;
+  source << in.rdbuf();
+
+  Result<std::unique_ptr<Backend>> backend = CreateCpuBackend();
+  if (!backend.ok()) {
+    std::cerr << "kope eval: " << backend.status().message() << "\n";
+    return 1;
+  }
+  EvalOptions options;
+  options.trials = args.trials;
+  options.call_timeout_seconds = args.timeout;
+  options.use_bubblewrap = !args.no_bubblewrap;
+  if (args.confirm) {
+    options.timing = TimingPolicy::Confirm();
+    options.timing_label = "confirm";
+  }
+  const bool tty = isatty(STDERR_FILENO) != 0;
+  if (!args.quiet) {
+    options.progress = [tty](std::string_view line) {
+      if (tty) {
+        std::cerr << "\r\033[K" << line << std::flush;
+      }
+    };
+  }
+  Evaluator evaluator(**backend, options);
+  std::string name = std::filesystem::path(args.candidate).filename().string();
+  Result<Outcome> outcome = evaluator.Evaluate(*task, source.str(), name);
+  if (tty && !args.quiet) std::cerr << "\r\033[K" << std::flush;
+  if (!outcome.ok()) {
+    std::cerr << "kope eval: " << outcome.status().message() << "\n";
+    return 2;
+  }
+  if (args.json) {
+    std::cout << OutcomeToJson(*outcome) << "\n";
+  } else {
+    std::cout << FormatOutcome(*outcome);
+  }
+  return outcome->valid() ? 0 : 1;
+}
+
+}  // namespace
+
+void RegisterEvalCommand(CLI::App& app, int* exit_code) {
+  auto args = std::make_shared<EvalArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "eval", "Verify and time one candidate kernel against a task's reference and baseline");
+  cmd->add_option("task", args->task, "Task folder (holding task.toml)")->required();
+  cmd->add_option("candidate", args->candidate, "Candidate kernel source file")->required();
+  cmd->add_flag("--json", args->json, "Print the full outcome record as JSON");
+  cmd->add_flag("--confirm", args->confirm,
+                "Time carefully (at least 0.5 s of samples each) instead of screening");
+  cmd->add_option("--trials", args->trials, "Verification trials per size set (at least 5)")
+      ->check(CLI::Range(5, 1000));
+  cmd->add_option("--timeout", args->timeout, "Seconds one kernel call may take")
+      ->check(CLI::Range(0.1, 3600.0));
+  cmd->add_flag("--no-bwrap", args->no_bubblewrap,
+                "Do not use bubblewrap (weaker sandbox: rlimits, seccomp, process group)");
+  cmd->add_flag("-q,--quiet", args->quiet, "No progress display");
+  cmd->callback([args, exit_code] { *exit_code = RunEval(*args); });
+}
+
+}  // namespace kope::cli

@@ -1,0 +1,100 @@
+// The adversarial suite: one candidate per way a kernel can fool a harness
+// (EVALUATION.md), each with the verdict it must get, plus legitimate tricky
+// kernels that must pass and every bundled example's optimized kernel.
+// The cases are data: src/eval/testdata/adversarial/cases.toml.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <toml++/toml.h>
+
+#include "kope/backend/cpu/cpu_backend.h"
+#include "kope/eval/evaluator.h"
+
+namespace kope {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Case {
+  std::string name;
+  fs::path file;
+  fs::path task;
+  std::string expected;
+  std::string flag;
+};
+
+std::vector<Case> LoadCases() {
+  std::vector<Case> cases;
+  fs::path dir = fs::path(KOPE_SOURCE_DIR) / "src/eval/testdata/adversarial";
+  toml::table table = toml::parse_file((dir / "cases.toml").string());
+  for (const auto& node : *table["case"].as_array()) {
+    const toml::table& t = *node.as_table();
+    Case c;
+    c.file = dir / t["file"].value_or(std::string());
+    c.name = c.file.stem().string();
+    c.task = fs::path(KOPE_SOURCE_DIR) / t["task"].value_or(std::string());
+    c.expected = t["expected"].value_or(std::string());
+    c.flag = t["flag"].value_or(std::string());
+    cases.push_back(c);
+  }
+  // Every bundled example's optimized kernel must be valid.
+  for (const auto& entry : fs::directory_iterator(fs::path(KOPE_SOURCE_DIR) / "examples")) {
+    if (!fs::exists(entry.path() / "optimized.cc")) continue;
+    cases.push_back({"example_" + entry.path().filename().string(), entry.path() / "optimized.cc",
+                     entry.path(), "valid", ""});
+  }
+  std::sort(cases.begin(), cases.end(), [](const Case& a, const Case& b) { return a.name < b.name; });
+  return cases;
+}
+
+std::string ReadAll(const fs::path& p) {
+  std::ifstream in(p);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class Adversarial : public ::testing::TestWithParam<Case> {
+ protected:
+  static void SetUpTestSuite() {
+    CpuBackendOptions options;
+    options.cache_dir = fs::path(KOPE_BINARY_DIR) / "test-cache";
+    auto backend = CreateCpuBackend(options);
+    ASSERT_TRUE(backend.ok()) << backend.status().ToString();
+    backend_ = std::move(backend).value().release();
+  }
+  static Backend* backend_;
+};
+Backend* Adversarial::backend_ = nullptr;
+
+TEST_P(Adversarial, GetsItsVerdict) {
+  const Case& c = GetParam();
+  auto task = LoadTask(c.task);
+  ASSERT_TRUE(task.ok()) << task.status().ToString();
+  EvalOptions options;
+  options.runner_exe = fs::path(KOPE_BINARY_DIR) / "kope-runner";
+  options.call_timeout_seconds = 3;
+  options.limits.cpu_seconds = 20;
+  options.limits.max_address_space_bytes = 4ull << 30;
+  options.timing.min_seconds = 0.02;
+  options.timing.max_seconds = 0.3;
+  Evaluator evaluator(*backend_, options);
+  auto outcome = evaluator.Evaluate(*task, ReadAll(c.file), c.file.filename().string());
+  ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
+  EXPECT_EQ(VerdictName(outcome->verdict), c.expected) << FormatOutcome(*outcome);
+  if (!c.flag.empty()) EXPECT_TRUE(outcome->HasFlag(c.flag)) << FormatOutcome(*outcome);
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, Adversarial, ::testing::ValuesIn(LoadCases()),
+                         [](const ::testing::TestParamInfo<Case>& info) {
+                           std::string n = info.param.name;
+                           for (char& ch : n) {
+                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           }
+                           return n;
+                         });
+
+}  // namespace
+}  // namespace kope

@@ -1,0 +1,207 @@
+#include "kope/eval/evaluator.h"
+
+#include <stdlib.h>
+
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "kope/base/hash.h"
+#include "session.h"
+
+namespace kope {
+namespace {
+
+namespace fs = std::filesystem;
+
+double Now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+Result<std::string> ReadSource(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::NotFound("cannot read " + path.string());
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// A private scratch folder for this evaluation, removed when it ends.
+class ScratchFolder {
+ public:
+  static Result<ScratchFolder> Create(const fs::path& root) {
+    fs::path base = root.empty() ? fs::temp_directory_path() : root;
+    std::string templ = (base / "kope-eval-XXXXXX").string();
+    if (mkdtemp(templ.data()) == nullptr) {
+      return Status::IoError("cannot create a scratch folder in " + base.string());
+    }
+    return ScratchFolder(templ);
+  }
+  ScratchFolder(ScratchFolder&& other) noexcept : path_(std::move(other.path_)) { other.path_.clear(); }
+  ~ScratchFolder() {
+    std::error_code ec;
+    if (!path_.empty()) fs::remove_all(path_, ec);
+  }
+  const fs::path& path() const { return path_; }
+
+ private:
+  explicit ScratchFolder(fs::path path) : path_(std::move(path)) {}
+  fs::path path_;
+};
+
+// Compiles a task-owned kernel (baseline or reference); failures are the task's fault.
+Result<CompiledKernel> CompileTaskKernel(Backend& backend, const KernelSource& source,
+                                         const std::string& role) {
+  KOPE_ASSIGN_OR_RETURN(std::string text, ReadSource(source.path));
+  KOPE_ASSIGN_OR_RETURN(CompiledKernel compiled,
+                        backend.Compile(text, source.path.filename().string()));
+  if (!compiled.ok()) {
+    std::string first = compiled.diagnostics.empty() ? compiled.log
+                                                     : compiled.diagnostics[0].file + ":" +
+                                                           std::to_string(compiled.diagnostics[0].line) +
+                                                           ": " + compiled.diagnostics[0].message;
+    return Status::FailedPrecondition("the task's " + role + " " + source.path.string() +
+                                      " does not compile: " + first);
+  }
+  return compiled;
+}
+
+void DecideTiming(const Task& task, Outcome& outcome) {
+  const TimingSummary& c = *outcome.candidate_time;
+  const TimingSummary& b = *outcome.baseline_time;
+  outcome.speedup = c.median_s > 0 ? b.median_s / c.median_s : 0;
+  std::optional<double> bytes, flops;
+  if (task.bytes) {
+    auto v = task.bytes->Evaluate(task.bench.sizes);
+    if (v.ok()) bytes = static_cast<double>(*v);
+  }
+  if (task.flops) {
+    auto v = task.flops->Evaluate(task.bench.sizes);
+    if (v.ok()) flops = static_cast<double>(*v);
+  }
+  outcome.roofline_floor_s = RooflineFloorSeconds(outcome.hardware, bytes, flops);
+  if (outcome.roofline_floor_s && c.median_s > 0) {
+    outcome.roofline_fraction = *outcome.roofline_floor_s / c.median_s;
+    outcome.baseline_roofline_fraction = *outcome.roofline_floor_s / b.median_s;
+    // Faster than physics is a measurement or correctness error (2% for the floor's own error).
+    if (c.median_s < 0.98 * *outcome.roofline_floor_s) {
+      outcome.flags.emplace_back(kFlagFasterThanRoofline);
+    }
+  }
+  if (outcome.speedup > 10) outcome.flags.emplace_back(kFlagSpeedupAbove10x);
+  if (c.spread > 0.05 || b.spread > 0.05) outcome.flags.emplace_back(kFlagUnstableTiming);
+  // A difference inside the spread of the measurements themselves is noise.
+  double noise = std::max(c.spread, b.spread);
+  if (std::fabs(outcome.speedup - 1.0) <= noise) outcome.flags.emplace_back(kFlagWithinNoise);
+}
+
+}  // namespace
+
+Evaluator::Evaluator(Backend& backend, EvalOptions options)
+    : backend_(backend), options_(std::move(options)) {}
+
+Result<Outcome> Evaluator::Evaluate(const Task& task, std::string_view candidate_source,
+                                    std::string_view candidate_name) {
+  const double start = Now();
+  EvalSession s(task, options_);
+  Outcome& out = s.outcome;
+  out.task = task.name;
+  out.candidate_name = std::string(candidate_name);
+  out.candidate_hash = ContentHash(candidate_source);
+  out.trials = options_.trials;
+  out.timing_policy = options_.timing_label;
+  auto finish = [&]() -> Result<Outcome> {
+    out.eval_seconds = Now() - start;
+    for (KernelProcess* p : {s.reference.get(), s.baseline.get(), s.candidate.get()}) {
+      if (p != nullptr) out.kernel_seconds += p->kernel_seconds();
+    }
+    return out;
+  };
+
+  std::string language(backend_.language());
+  auto baseline_it = task.baselines.find(language);
+  if (baseline_it == task.baselines.end()) {
+    return Status::InvalidArgument("task " + task.name + " has no baseline for the " +
+                                   std::string(backend_.name()) + " backend (language '" +
+                                   language + "')");
+  }
+  auto reference_it = task.references.find(language);
+  const KernelSource& reference_src =
+      reference_it != task.references.end() ? reference_it->second : baseline_it->second;
+  const bool separate_baseline = reference_src.path != baseline_it->second.path;
+
+  KOPE_ASSIGN_OR_RETURN(out.hardware, backend_.Hardware());
+
+  s.Progress("compile candidate");
+  KOPE_ASSIGN_OR_RETURN(CompiledKernel cand, backend_.Compile(candidate_source, candidate_name));
+  out.compile_seconds = cand.seconds;
+  out.compile_cache_hit = cand.cache_hit;
+  out.diagnostics = cand.diagnostics;
+  if (!cand.ok()) {
+    out.verdict = Verdict::kCompileError;
+    out.message = cand.diagnostics.empty() ? "the candidate does not compile"
+                                           : cand.diagnostics[0].message.substr(
+                                                 0, cand.diagnostics[0].message.find('\n'));
+    return finish();
+  }
+  KOPE_ASSIGN_OR_RETURN(CompiledKernel ref, CompileTaskKernel(backend_, reference_src, "reference"));
+  std::optional<CompiledKernel> base;
+  if (separate_baseline) {
+    KOPE_ASSIGN_OR_RETURN(base, CompileTaskKernel(backend_, baseline_it->second, "baseline"));
+  }
+
+  KOPE_ASSIGN_OR_RETURN(ScratchFolder scratch, ScratchFolder::Create(options_.scratch_root));
+  RunnerOptions ropts;
+  if (options_.runner_exe.empty()) {
+    KOPE_ASSIGN_OR_RETURN(ropts.runner_exe, FindRunnerExecutable());
+  } else {
+    ropts.runner_exe = options_.runner_exe;
+  }
+  ropts.sandbox.limits = options_.limits;
+  ropts.sandbox.use_bubblewrap = options_.use_bubblewrap;
+  auto start_process = [&](const std::string& role, const fs::path& artifact)
+      -> Result<std::unique_ptr<KernelProcess>> {
+    fs::path dir = scratch.path() / role;
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    if (ec) return Status::IoError("cannot create " + dir.string() + ": " + ec.message());
+    RunnerOptions o = ropts;
+    o.sandbox.scratch_dir = dir;
+    return KernelProcess::Start(role, artifact, o, options_.call_timeout_seconds);
+  };
+
+  s.Progress("start runners");
+  KOPE_ASSIGN_OR_RETURN(s.reference, start_process("reference", ref.artifact));
+  if (!s.reference->load_outcome().ok()) {
+    return Status::FailedPrecondition("the task's reference does not load: " +
+                                      s.reference->load_outcome().detail);
+  }
+  if (base) {
+    KOPE_ASSIGN_OR_RETURN(s.baseline, start_process("baseline", base->artifact));
+    if (!s.baseline->load_outcome().ok()) {
+      return Status::FailedPrecondition("the task's baseline does not load: " +
+                                        s.baseline->load_outcome().detail);
+    }
+  }
+  KOPE_ASSIGN_OR_RETURN(s.candidate, start_process("candidate", cand.artifact));
+  out.protection = s.candidate->protection().Describe();
+  if (!s.CandidateCallOk(s.candidate->load_outcome(), "loading the kernel")) return finish();
+
+  KOPE_ASSIGN_OR_RETURN(bool verified, s.Verify(AllSizeSets(task), options_.trials, "value"));
+  if (!verified) return finish();
+  KOPE_ASSIGN_OR_RETURN(bool timed, s.Time());
+  if (!timed) return finish();
+  // Fresh inputs after the timing loop catch kernels that replay or drift.
+  s.Progress("verify again after timing");
+  std::vector<SizeSet> again = {task.checks.front(), task.bench};
+  KOPE_ASSIGN_OR_RETURN(bool still, s.Verify(again, 2, "after_timing"));
+  if (!still) return finish();
+
+  out.verdict = Verdict::kValid;
+  DecideTiming(task, out);
+  out.message = "valid";
+  return finish();
+}
+
+}  // namespace kope

@@ -1,0 +1,113 @@
+#include "kernel_process.h"
+
+namespace kope {
+namespace {
+
+constexpr size_t kAlign = 64;
+
+size_t AlignUp(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
+
+std::vector<int64_t> ContiguousStrides(const std::vector<int64_t>& shape) {
+  std::vector<int64_t> strides(shape.size(), 1);
+  for (size_t d = shape.size(); d-- > 1;) strides[d - 1] = strides[d] * shape[d];
+  return strides;
+}
+
+Result<ArenaLayout::Tensor> Describe(const TensorSpec& spec, const SizeSet& sizes) {
+  KOPE_ASSIGN_OR_RETURN(std::vector<int64_t> shape, ResolveShape(spec, sizes));
+  ArenaLayout::Tensor t;
+  t.name = spec.name;
+  t.dtype = spec.dtype;
+  t.count = 1;
+  for (int64_t d : shape) t.count *= static_cast<size_t>(d);
+  t.shape = std::move(shape);
+  t.bytes = t.count * DTypeSize(spec.dtype);
+  return t;
+}
+
+TensorSlot Slot(const ArenaLayout::Tensor& t, uint64_t offset) {
+  return TensorSlot{t.dtype, t.shape, ContiguousStrides(t.shape), offset};
+}
+
+}  // namespace
+
+Result<ArenaLayout> ArenaLayout::Build(const Task& task, const SizeSet& sizes, int rotation) {
+  ArenaLayout layout;
+  for (const TensorSpec& spec : task.inputs) {
+    KOPE_ASSIGN_OR_RETURN(Tensor t, Describe(spec, sizes));
+    layout.inputs.push_back(std::move(t));
+  }
+  for (const TensorSpec& spec : task.outputs) {
+    KOPE_ASSIGN_OR_RETURN(Tensor t, Describe(spec, sizes));
+    layout.outputs.push_back(std::move(t));
+  }
+  size_t offset = 0;
+  for (int r = 0; r < rotation; ++r) {
+    std::vector<uint64_t> offsets;
+    for (const Tensor& t : layout.inputs) {
+      offsets.push_back(offset);
+      offset += AlignUp(t.bytes);
+    }
+    layout.input_offsets.push_back(std::move(offsets));
+  }
+  for (const Tensor& t : layout.outputs) {
+    layout.output_offsets.push_back(offset);
+    offset += AlignUp(t.bytes) + kGuardBytes;
+  }
+  layout.total_bytes = offset;
+  for (int r = 0; r < rotation; ++r) {
+    CallSpec call;
+    for (size_t i = 0; i < layout.inputs.size(); ++i) {
+      call.inputs.push_back(Slot(layout.inputs[i], layout.input_offsets[r][i]));
+    }
+    for (size_t i = 0; i < layout.outputs.size(); ++i) {
+      call.outputs.push_back(Slot(layout.outputs[i], layout.output_offsets[i]));
+    }
+    layout.calls.push_back(std::move(call));
+  }
+  return layout;
+}
+
+size_t ArenaLayout::InputSetBytes() const {
+  size_t bytes = 0;
+  for (const Tensor& t : inputs) bytes += AlignUp(t.bytes);
+  return bytes;
+}
+
+Result<std::unique_ptr<KernelProcess>> KernelProcess::Start(const std::string& role,
+                                                            const std::filesystem::path& artifact,
+                                                            const RunnerOptions& options,
+                                                            double timeout_seconds) {
+  Result<std::unique_ptr<Runner>> runner = Runner::Start(options);
+  if (!runner.ok()) return runner.status().WithContext("starting the " + role + " runner");
+  std::unique_ptr<KernelProcess> process(new KernelProcess(role, std::move(runner).value()));
+  KOPE_ASSIGN_OR_RETURN(process->load_outcome_, process->runner_->Load(artifact, timeout_seconds));
+  return process;
+}
+
+Result<CallOutcome> KernelProcess::Prepare(ArenaLayout layout, double timeout_seconds) {
+  layout_ = std::move(layout);
+  arena_.reset();
+  KOPE_ASSIGN_OR_RETURN(arena_, SharedArena::Create(layout_.total_bytes));
+  return runner_->MapArena(*arena_, timeout_seconds);
+}
+
+void KernelProcess::Account(const CallOutcome& outcome) {
+  for (int64_t ns : outcome.ns) kernel_seconds_ += static_cast<double>(ns) * 1e-9;
+}
+
+Result<CallOutcome> KernelProcess::Call(int rotation, double timeout_seconds) {
+  KOPE_ASSIGN_OR_RETURN(CallOutcome outcome,
+                        runner_->Call(layout_.calls[static_cast<size_t>(rotation)], timeout_seconds));
+  Account(outcome);
+  return outcome;
+}
+
+Result<CallOutcome> KernelProcess::Time(int count, bool flush, double timeout_seconds) {
+  KOPE_ASSIGN_OR_RETURN(CallOutcome outcome,
+                        runner_->Time(layout_.calls, count, flush, timeout_seconds));
+  Account(outcome);
+  return outcome;
+}
+
+}  // namespace kope

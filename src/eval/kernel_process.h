@@ -1,0 +1,80 @@
+// KernelProcess: one kernel (reference, baseline or candidate) loaded in its
+// own sandboxed runner, with the arena its tensors live in and the layout of
+// those tensors for the current size set. Internal to the evaluator.
+#ifndef KOPE_SRC_EVAL_KERNEL_PROCESS_H_
+#define KOPE_SRC_EVAL_KERNEL_PROCESS_H_
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kope/runner/runner.h"
+#include "kope/task/task.h"
+
+namespace kope {
+
+// Where the tensors of one size set live in an arena: `rotation` input sets,
+// then one output set, each output followed by guard bytes.
+struct ArenaLayout {
+  struct Tensor {
+    std::string name;
+    DType dtype = KOPE_F32;
+    std::vector<int64_t> shape;
+    size_t count = 0;   // elements
+    size_t bytes = 0;
+  };
+  std::vector<Tensor> inputs;
+  std::vector<Tensor> outputs;
+  std::vector<std::vector<uint64_t>> input_offsets;  // [rotation][input]
+  std::vector<uint64_t> output_offsets;
+  size_t total_bytes = 0;
+  std::vector<CallSpec> calls;  // one per rotation set
+
+  static constexpr size_t kGuardBytes = 4096;
+  static Result<ArenaLayout> Build(const Task& task, const SizeSet& sizes, int rotation);
+  size_t InputSetBytes() const;
+};
+
+class KernelProcess {
+ public:
+  // Starts a runner in `scratch` and loads `artifact`. A kernel that fails to
+  // load comes back as a live object whose load_outcome() is not ok.
+  static Result<std::unique_ptr<KernelProcess>> Start(const std::string& role,
+                                                      const std::filesystem::path& artifact,
+                                                      const RunnerOptions& options,
+                                                      double timeout_seconds);
+
+  const CallOutcome& load_outcome() const { return load_outcome_; }
+  const Protection& protection() const { return runner_->protection(); }
+
+  // Allocates and maps a fresh arena for `layout`.
+  Result<CallOutcome> Prepare(ArenaLayout layout, double timeout_seconds);
+  const ArenaLayout& layout() const { return layout_; }
+  uint8_t* arena() const { return arena_->data(); }
+  uint8_t* input(int rotation, size_t i) const { return arena() + layout_.input_offsets[rotation][i]; }
+  uint8_t* output(size_t i) const { return arena() + layout_.output_offsets[i]; }
+
+  Result<CallOutcome> Call(int rotation, double timeout_seconds);
+  Result<CallOutcome> Time(int count, bool flush, double timeout_seconds);
+
+  // Total kernel time reported by this runner so far.
+  double kernel_seconds() const { return kernel_seconds_; }
+
+ private:
+  KernelProcess(std::string role, std::unique_ptr<Runner> runner)
+      : role_(std::move(role)), runner_(std::move(runner)) {}
+  void Account(const CallOutcome& outcome);
+
+  std::string role_;
+  std::unique_ptr<Runner> runner_;
+  CallOutcome load_outcome_;
+  std::unique_ptr<SharedArena> arena_;
+  ArenaLayout layout_;
+  double kernel_seconds_ = 0;
+};
+
+}  // namespace kope
+
+#endif  // KOPE_SRC_EVAL_KERNEL_PROCESS_H_

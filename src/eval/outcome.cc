@@ -1,0 +1,154 @@
+#include "kope/eval/outcome.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+namespace kope {
+namespace {
+
+using nlohmann::json;
+
+json TimingJson(const TimingSummary& t) {
+  return {{"samples", t.samples}, {"median_s", t.median_s}, {"p20_s", t.p20_s},
+          {"p80_s", t.p80_s},     {"mean_s", t.mean_s},     {"min_s", t.min_s},
+          {"spread", t.spread},   {"measured_s", t.measured_s}};
+}
+
+// Finite doubles only: JSON has no NaN or infinity.
+json Number(double v) { return std::isfinite(v) ? json(v) : json(fmt::format("{}", v)); }
+
+std::string Seconds(double s) {
+  if (s >= 1) return fmt::format("{:.3f} s", s);
+  if (s >= 1e-3) return fmt::format("{:.3f} ms", s * 1e3);
+  if (s >= 1e-6) return fmt::format("{:.2f} us", s * 1e6);
+  return fmt::format("{:.0f} ns", s * 1e9);
+}
+
+std::string Position(const std::vector<int64_t>& pos) {
+  std::string s = "[";
+  for (size_t i = 0; i < pos.size(); ++i) s += (i ? ", " : "") + std::to_string(pos[i]);
+  return s + "]";
+}
+
+}  // namespace
+
+std::string_view VerdictName(Verdict verdict) {
+  switch (verdict) {
+    case Verdict::kCompileError: return "compile_error";
+    case Verdict::kRuntimeError: return "runtime_error";
+    case Verdict::kCrash: return "crash";
+    case Verdict::kTimeout: return "timeout";
+    case Verdict::kIncorrect: return "incorrect";
+    case Verdict::kValid: return "valid";
+  }
+  return "unknown";
+}
+
+bool Outcome::HasFlag(std::string_view flag) const {
+  return std::find(flags.begin(), flags.end(), flag) != flags.end();
+}
+
+std::string OutcomeToJson(const Outcome& o, int indent) {
+  json j;
+  j["verdict"] = VerdictName(o.verdict);
+  j["message"] = o.message;
+  j["task"] = o.task;
+  j["candidate"] = {{"name", o.candidate_name}, {"hash", o.candidate_hash}};
+  json diags = json::array();
+  for (const Diagnostic& d : o.diagnostics) {
+    diags.push_back({{"file", d.file}, {"line", d.line}, {"column", d.column},
+                     {"severity", d.severity}, {"message", d.message}});
+  }
+  j["diagnostics"] = diags;
+  if (o.mismatch) {
+    const Mismatch& m = *o.mismatch;
+    json sizes = json::object();
+    for (const auto& [k, v] : m.sizes) sizes[k] = v;
+    j["mismatch"] = {{"reason", m.reason},           {"size_set", m.size_set},
+                     {"sizes", sizes},               {"trial", m.trial},
+                     {"tensor", m.tensor},           {"index", m.index},
+                     {"position", m.position},       {"expected", Number(m.expected)},
+                     {"actual", Number(m.actual)},   {"max_abs_error", Number(m.max_abs_error)},
+                     {"max_rel_error", Number(m.max_rel_error)},
+                     {"mismatches", m.mismatches},   {"elements", m.elements},
+                     {"rtol", m.rtol},               {"atol", m.atol}};
+  }
+  if (!o.runtime_detail.empty()) j["runtime_detail"] = o.runtime_detail;
+  if (o.candidate_time) j["candidate_time"] = TimingJson(*o.candidate_time);
+  if (o.baseline_time) j["baseline_time"] = TimingJson(*o.baseline_time);
+  if (o.valid()) j["speedup"] = o.speedup;
+  if (o.roofline_floor_s) j["roofline_floor_s"] = *o.roofline_floor_s;
+  if (o.roofline_fraction) j["roofline_fraction"] = *o.roofline_fraction;
+  if (o.baseline_roofline_fraction) j["baseline_roofline_fraction"] = *o.baseline_roofline_fraction;
+  j["flags"] = o.flags;
+  j["trials"] = o.trials;
+  j["size_sets"] = o.size_sets;
+  j["protection"] = o.protection;
+  const HardwareInfo& hw = o.hardware;
+  j["hardware"] = {{"backend", hw.backend},
+                   {"device", hw.device},
+                   {"architecture", hw.architecture},
+                   {"cores", hw.cores},
+                   {"compiler", hw.compiler},
+                   {"bandwidth_bytes_per_s", hw.bandwidth_bytes_per_s},
+                   {"peak_flops", hw.peak_flops}};
+  j["compile_seconds"] = o.compile_seconds;
+  j["compile_cache_hit"] = o.compile_cache_hit;
+  j["eval_seconds"] = o.eval_seconds;
+  j["kernel_seconds"] = o.kernel_seconds;
+  j["timing_policy"] = o.timing_policy;
+  return j.dump(indent);
+}
+
+std::string FormatOutcome(const Outcome& o) {
+  std::string s = fmt::format("{}  {}: {}\n", VerdictName(o.verdict), o.task, o.candidate_name);
+  if (o.verdict != Verdict::kValid) s += "  " + o.message + "\n";
+  for (const Diagnostic& d : o.diagnostics) {
+    if (d.severity != "error") continue;
+    s += fmt::format("  {}:{}:{}: {}\n", d.file, d.line, d.column, d.message);
+  }
+  if (o.mismatch) {
+    const Mismatch& m = *o.mismatch;
+    std::string sizes;
+    for (const auto& [k, v] : m.sizes) sizes += fmt::format("{}{}={}", sizes.empty() ? "" : " ", k, v);
+    s += fmt::format("  at {} ({}), trial {}: {}", m.size_set, sizes, m.trial, m.reason);
+    if (m.index >= 0 && m.elements > 0) {
+      s += fmt::format(", {}{} expected {:.9g} got {:.9g}; max abs err {:.3g}, max rel err {:.3g}"
+                       " (rtol {:.3g}, atol {:.3g})",
+                       m.tensor, Position(m.position), m.expected, m.actual, m.max_abs_error,
+                       m.max_rel_error, m.rtol, m.atol);
+    } else if (!m.tensor.empty()) {
+      s += " (" + m.tensor + ")";
+    }
+    s += "\n";
+  }
+  if (!o.runtime_detail.empty()) s += "  detail: " + o.runtime_detail.substr(0, 600) + "\n";
+  if (o.candidate_time && o.baseline_time) {
+    const TimingSummary& c = *o.candidate_time;
+    const TimingSummary& b = *o.baseline_time;
+    s += fmt::format("  candidate {} (p20 {}, p80 {}, {} samples)\n", Seconds(c.median_s),
+                     Seconds(c.p20_s), Seconds(c.p80_s), c.samples);
+    s += fmt::format("  baseline  {} (p20 {}, p80 {}, {} samples)\n", Seconds(b.median_s),
+                     Seconds(b.p20_s), Seconds(b.p80_s), b.samples);
+    s += fmt::format("  speedup   {:.2f}x", o.speedup);
+    if (o.roofline_fraction) {
+      s += fmt::format("   roofline: {:.1f}% of the floor {} (baseline {:.1f}%)",
+                       100 * *o.roofline_fraction, Seconds(*o.roofline_floor_s),
+                       100 * o.baseline_roofline_fraction.value_or(0));
+    }
+    s += "\n";
+  }
+  if (!o.flags.empty()) {
+    std::string flags;
+    for (const std::string& f : o.flags) flags += (flags.empty() ? "" : ", ") + f;
+    s += "  flags: " + flags + "\n";
+  }
+  s += fmt::format("  {} trials over {} size sets; compile {} ({}); evaluation {}; sandbox: {}\n",
+                   o.trials, o.size_sets.size(), o.compile_cache_hit ? "cached" : Seconds(o.compile_seconds),
+                   o.hardware.compiler, Seconds(o.eval_seconds), o.protection);
+  return s;
+}
+
+}  // namespace kope

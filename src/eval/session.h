@@ -1,0 +1,51 @@
+// EvalSession: the state of one candidate's evaluation (internal).
+//
+// Evaluator::Evaluate builds a session, and the session runs the steps:
+// compile, start runners, verify (verification.cc), time (timing_session.cc),
+// verify again, decide. Each step either succeeds, ends the evaluation with a
+// candidate verdict (recorded in `outcome`, step returns false), or fails with
+// a Status (the task or kope is at fault).
+#ifndef KOPE_SRC_EVAL_SESSION_H_
+#define KOPE_SRC_EVAL_SESSION_H_
+
+#include <filesystem>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernel_process.h"
+#include "kope/eval/evaluator.h"
+
+namespace kope {
+
+struct EvalSession {
+  const Task& task;
+  const EvalOptions& options;
+  Outcome outcome;
+  std::filesystem::path scratch;
+  std::unique_ptr<KernelProcess> reference;
+  std::unique_ptr<KernelProcess> baseline;  // null when the reference is the baseline
+  std::unique_ptr<KernelProcess> candidate;
+
+  EvalSession(const Task& t, const EvalOptions& o) : task(t), options(o) {}
+  KernelProcess& baseline_process() { return baseline ? *baseline : *reference; }
+  void Progress(const std::string& line) const {
+    if (options.progress) options.progress(line);
+  }
+
+  // Ends the evaluation with `verdict` unless `call` is ok; returns whether it was ok.
+  bool CandidateCallOk(const CallOutcome& call, const std::string& what);
+
+  // Verification of every size set (`trials` trials each); false when the candidate failed.
+  Result<bool> Verify(const std::vector<SizeSet>& sets, int trials, const std::string& failure_reason);
+  // Interleaved timing at the bench size; false when the candidate failed.
+  Result<bool> Time();
+};
+
+// A secret seed for one trial: never derived from anything the candidate can see.
+uint64_t SecretSeed();
+
+}  // namespace kope
+
+#endif  // KOPE_SRC_EVAL_SESSION_H_

@@ -1,0 +1,130 @@
+// Timing: baseline and candidate interleaved in one session on rotating
+// inputs, caches flushed before every call, checked against the parent's clock.
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+#include "kope/eval/inputs.h"
+#include "session.h"
+
+namespace kope {
+namespace {
+
+// Input bytes rotated through, at most (per kernel).
+constexpr size_t kMaxRotationBytes = 256ull << 20;
+// Target wall time of one timing batch, so that interleaving is fine-grained.
+constexpr double kBatchSeconds = 0.02;
+// Allowance for the request round trip when comparing with the parent's clock.
+constexpr double kRoundTripSeconds = 0.002;
+
+double Now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+struct Track {
+  KernelProcess* process;
+  bool is_candidate;
+  std::vector<int64_t> ns;
+  double per_call = 0;  // estimate from the warm-up
+};
+
+}  // namespace
+
+Result<bool> EvalSession::Time() {
+  const TimingPolicy& policy = options.timing;
+  const double timeout = options.call_timeout_seconds;
+  KOPE_ASSIGN_OR_RETURN(ArenaLayout probe, ArenaLayout::Build(task, task.bench, 1));
+  size_t set_bytes = std::max<size_t>(probe.InputSetBytes(), 1);
+  int rotation = std::clamp(static_cast<int>(kMaxRotationBytes / set_bytes), 1,
+                            std::max(1, policy.rotation_sets));
+  KOPE_ASSIGN_OR_RETURN(ArenaLayout layout, ArenaLayout::Build(task, task.bench, rotation));
+
+  KernelProcess& base = baseline_process();
+  KOPE_ASSIGN_OR_RETURN(CallOutcome mapped, base.Prepare(layout, timeout));
+  if (!mapped.ok()) return Status::Internal("the baseline runner failed: " + mapped.detail);
+  KOPE_ASSIGN_OR_RETURN(mapped, candidate->Prepare(layout, timeout));
+  if (!CandidateCallOk(mapped, "mapping buffers for timing")) return false;
+
+  // The same fresh inputs for both, in every rotation set.
+  std::mt19937_64 rng(SecretSeed());
+  for (int r = 0; r < rotation; ++r) {
+    for (size_t i = 0; i < layout.inputs.size(); ++i) {
+      const auto& dists = task.inputs[i].distributions;
+      Distribution dist = dists.empty() ? Distribution{} : dists[0];
+      FillInput(base.input(r, i), layout.inputs[i].dtype, layout.inputs[i].count, dist, rng);
+      std::memcpy(candidate->input(r, i), base.input(r, i), layout.inputs[i].bytes);
+    }
+  }
+
+  Track tracks[2] = {{&base, false, {}, 0}, {candidate.get(), true, {}, 0}};
+  auto run = [&](Track& t, int count, bool flush, CallOutcome* out) -> Result<bool> {
+    double budget = timeout * std::max(1, count);
+    KOPE_ASSIGN_OR_RETURN(*out, t.process->Time(count, flush, budget));
+    if (out->ok()) return true;
+    if (t.is_candidate) return CandidateCallOk(*out, "timing");
+    return Status::FailedPrecondition("the task's baseline failed while timing: " + out->detail);
+  };
+
+  // Warm-up: at least warmup_calls calls and warmup_seconds of each.
+  Progress("warm up");
+  for (Track& t : tracks) {
+    double spent = 0;
+    int calls = 0;
+    while (calls < policy.warmup_calls || spent < policy.warmup_seconds) {
+      CallOutcome out;
+      KOPE_ASSIGN_OR_RETURN(bool ok, run(t, 1, policy.flush_caches, &out));
+      if (!ok) return false;
+      spent += out.parent_seconds;
+      ++calls;
+      t.per_call = static_cast<double>(out.ns.empty() ? 0 : out.ns[0]) * 1e-9;
+    }
+  }
+
+  // Interleaved batches until both converge or the time is up.
+  Progress("time baseline and candidate, interleaved");
+  double start = Now();
+  for (int round = 0;; ++round) {
+    for (int k = 0; k < 2; ++k) {
+      Track& t = tracks[(round + k) % 2];  // alternate who goes first
+      int count = std::clamp(static_cast<int>(kBatchSeconds / std::max(t.per_call, 1e-7)), 1, 10000);
+      CallOutcome out;
+      KOPE_ASSIGN_OR_RETURN(bool ok, run(t, count, policy.flush_caches, &out));
+      if (!ok) return false;
+      double reported = 0;
+      for (int64_t v : out.ns) reported += static_cast<double>(v) * 1e-9;
+      // A runner cannot measure more kernel time than the parent saw pass.
+      if (reported > out.parent_seconds * 1.02 + kRoundTripSeconds &&
+          !outcome.HasFlag(kFlagWallClockMismatch)) {
+        outcome.flags.emplace_back(kFlagWallClockMismatch);
+      }
+      t.ns.insert(t.ns.end(), out.ns.begin(), out.ns.end());
+    }
+    TimingSummary b = Summarize(tracks[0].ns);
+    TimingSummary c = Summarize(tracks[1].ns);
+    bool both = Converged(b, policy) && Converged(c, policy);
+    bool out_of_time = Now() - start > policy.max_seconds;
+    bool enough = b.samples >= policy.min_samples && c.samples >= policy.min_samples;
+    if (both || (out_of_time && (enough || Now() - start > 4 * policy.max_seconds))) break;
+  }
+
+  // Cross-check: back-to-back calls without flushing, under the parent's clock.
+  // Warm caches only make calls faster, so the parent's time per call may not
+  // exceed the reported median by much; if it does, the reported times are low.
+  for (Track& t : tracks) {
+    TimingSummary s = Summarize(t.ns);
+    int count = std::clamp(static_cast<int>(kBatchSeconds / std::max(s.median_s, 1e-7)), 1, 10000);
+    CallOutcome out;
+    KOPE_ASSIGN_OR_RETURN(bool ok, run(t, count, /*flush=*/false, &out));
+    if (!ok) return false;
+    double wall_per_call = (out.parent_seconds - kRoundTripSeconds) / count;
+    if (t.is_candidate && wall_per_call > 1.5 * s.median_s + 20e-6 &&
+        !outcome.HasFlag(kFlagWallClockMismatch)) {
+      outcome.flags.emplace_back(kFlagWallClockMismatch);
+    }
+  }
+  outcome.baseline_time = Summarize(tracks[0].ns);
+  outcome.candidate_time = Summarize(tracks[1].ns);
+  return true;
+}
+
+}  // namespace kope
