@@ -24,7 +24,8 @@
 namespace kope {
 
 // How the values of one input are drawn. Floating inputs default to the
-// cycle {normal, wide, negative, ties}; integer inputs to uniform [0, 100).
+// cycle {normal, wide, negative, ties}; integer inputs to uniform [0, 100)
+// and take no other kind (low and high are then integers).
 struct Distribution {
   enum class Kind {
     kNormal,    // mean, stddev
@@ -56,7 +57,7 @@ struct TensorSpec {
 
 // Values for every named size, e.g. {M: 1024, N: 1000}.
 struct SizeSet {
-  std::string label;  // "bench", or "check[2]" / the optional `label` field
+  std::string label;  // "bench", or "check[2]" for the third check set
   std::map<std::string, int64_t> sizes;
 };
 
@@ -100,6 +101,9 @@ struct Task {
 };
 
 // Reads and validates `dir/task.toml` and checks that the sources it names exist.
+// Stops at the first broken rule. A missing task.toml is NotFound, an unreadable
+// one IoError, anything wrong in it InvalidArgument; every message starts with
+// `dir / "task.toml"` as given. Source paths in the result are absolute.
 Result<Task> LoadTask(const std::filesystem::path& dir);
 
 // The concrete shape of `spec` at `sizes` (every dimension >= 1).

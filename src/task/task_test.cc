@@ -1,0 +1,339 @@
+#include "kope/task/task.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <string>
+
+#include "scratch_folder.h"
+
+namespace kope {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kTestdata = fs::path(KOPE_SOURCE_DIR) / "src/task/testdata";
+
+using Kind = Distribution::Kind;
+
+std::vector<std::string> ShapeTexts(const TensorSpec& spec) {
+  std::vector<std::string> texts;
+  for (const Expr& e : spec.shape) texts.push_back(e.text());
+  return texts;
+}
+
+std::vector<Kind> Kinds(const TensorSpec& spec) {
+  std::vector<Kind> kinds;
+  for (const Distribution& d : spec.distributions) kinds.push_back(d.kind);
+  return kinds;
+}
+
+class SoftmaxTaskTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Result<Task> loaded = LoadTask(kTestdata / "valid/softmax_rows");
+    ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+    task_ = *loaded;
+  }
+  Task task_;
+};
+
+TEST_F(SoftmaxTaskTest, LoadsTopLevelFields) {
+  EXPECT_EQ(task_.name, "softmax_rows");
+  EXPECT_EQ(task_.family, "softmax");
+  EXPECT_EQ(task_.description, "Row-wise softmax of an f32 matrix");
+  EXPECT_TRUE(task_.dir.is_absolute());
+  EXPECT_EQ(task_.dir, fs::canonical(kTestdata / "valid/softmax_rows"));
+}
+
+TEST_F(SoftmaxTaskTest, LoadsTensorsInOrder) {
+  ASSERT_EQ(task_.inputs.size(), 5u);
+  ASSERT_EQ(task_.outputs.size(), 2u);
+  EXPECT_EQ(task_.inputs[0].name, "x");
+  EXPECT_EQ(task_.inputs[0].dtype, KOPE_F32);
+  EXPECT_EQ(ShapeTexts(task_.inputs[0]), (std::vector<std::string>{"rows", "cols"}));
+  EXPECT_EQ(task_.inputs[1].name, "scale");
+  EXPECT_EQ(task_.inputs[1].dtype, KOPE_BF16);
+  EXPECT_EQ(ShapeTexts(task_.inputs[1]), (std::vector<std::string>{"1"}));
+  EXPECT_EQ(task_.inputs[2].dtype, KOPE_I32);
+  EXPECT_EQ(task_.inputs[3].dtype, KOPE_I64);
+  EXPECT_EQ(ShapeTexts(task_.inputs[3]), (std::vector<std::string>{"cdiv(cols, 64)"}));
+  EXPECT_EQ(task_.inputs[4].dtype, KOPE_F16);
+  EXPECT_EQ(task_.outputs[0].name, "y");
+  EXPECT_EQ(task_.outputs[1].name, "row_max");
+  EXPECT_EQ(task_.outputs[1].dtype, KOPE_F64);
+  EXPECT_TRUE(task_.outputs[0].distributions.empty());
+}
+
+TEST_F(SoftmaxTaskTest, LoadsDistributions) {
+  const TensorSpec& x = task_.inputs[0];
+  EXPECT_EQ(Kinds(x), (std::vector<Kind>{Kind::kNormal, Kind::kWide, Kind::kPositive}));
+  EXPECT_EQ(x.distributions[0].mean, 0.0);
+  EXPECT_EQ(x.distributions[0].stddev, 1.0);
+  EXPECT_EQ(x.distributions[1].low_exp, -6.0);
+  EXPECT_EQ(x.distributions[1].high_exp, 6.0);
+  EXPECT_EQ(x.distributions[2].low, 0.5);
+  EXPECT_EQ(x.distributions[2].high, 4.0);  // a TOML integer, read as a number
+
+  const TensorSpec& scale = task_.inputs[1];
+  ASSERT_EQ(Kinds(scale), (std::vector<Kind>{Kind::kUniform}));
+  EXPECT_EQ(scale.distributions[0].low, -1.0);
+  EXPECT_EQ(scale.distributions[0].high, 1.0);
+
+  // No distribution on an integer input: uniform [0, 100).
+  const TensorSpec& row_ids = task_.inputs[2];
+  ASSERT_EQ(Kinds(row_ids), (std::vector<Kind>{Kind::kUniform}));
+  EXPECT_EQ(row_ids.distributions[0].low, 0.0);
+  EXPECT_EQ(row_ids.distributions[0].high, 100.0);
+
+  const TensorSpec& mask = task_.inputs[3];
+  ASSERT_EQ(Kinds(mask), (std::vector<Kind>{Kind::kUniform, Kind::kUniform}));
+  EXPECT_EQ(mask.distributions[0].low, -5.0);
+  EXPECT_EQ(mask.distributions[0].high, 5.0);
+  EXPECT_EQ(mask.distributions[1].low, 0.0);  // the integer default range
+  EXPECT_EQ(mask.distributions[1].high, 100.0);
+
+  const TensorSpec& bias = task_.inputs[4];
+  ASSERT_EQ(Kinds(bias),
+            (std::vector<Kind>{Kind::kWide, Kind::kNormal, Kind::kNegative, Kind::kTies}));
+  EXPECT_EQ(bias.distributions[0].high_exp, 4.0);  // the f16 default keeps 10^u finite
+  EXPECT_EQ(bias.distributions[1].mean, 1.0);
+  EXPECT_EQ(bias.distributions[1].stddev, 0.25);
+  EXPECT_EQ(bias.distributions[3].num_distinct, 8);
+}
+
+TEST_F(SoftmaxTaskTest, LoadsSizeSets) {
+  EXPECT_EQ(task_.bench.label, "bench");
+  EXPECT_EQ(task_.bench.sizes, (std::map<std::string, int64_t>{{"rows", 4096}, {"cols", 1024}}));
+  ASSERT_EQ(task_.checks.size(), 3u);
+  EXPECT_EQ(task_.checks[1].label, "check[1]");
+  EXPECT_EQ(task_.checks[1].sizes, (std::map<std::string, int64_t>{{"rows", 7}, {"cols", 33}}));
+
+  std::vector<SizeSet> all = AllSizeSets(task_);
+  ASSERT_EQ(all.size(), 4u);
+  EXPECT_EQ(all[0].label, "check[0]");
+  EXPECT_EQ(all[2].label, "check[2]");
+  EXPECT_EQ(all[3].label, "bench");
+  EXPECT_EQ(all[3].sizes.at("rows"), 4096);
+}
+
+TEST_F(SoftmaxTaskTest, LoadsSourcesAndRoofline) {
+  ASSERT_EQ(task_.baselines.size(), 1u);
+  const KernelSource& baseline = task_.baselines.at("cpp");
+  EXPECT_EQ(baseline.language, "cpp");
+  EXPECT_EQ(baseline.path, task_.dir / "baseline.cc");
+  ASSERT_EQ(task_.references.size(), 1u);
+  EXPECT_EQ(task_.references.at("cpp").path, task_.dir / "kernels/reference.cc");
+  ASSERT_TRUE(task_.bytes.has_value());
+  ASSERT_TRUE(task_.flops.has_value());
+  EXPECT_EQ(*task_.bytes->Evaluate(task_.bench.sizes), int64_t{4} * 4096 * 1024 * 2);
+  EXPECT_EQ(*task_.flops->Evaluate(task_.checks[1].sizes), 5 * 7 * 33);
+}
+
+TEST_F(SoftmaxTaskTest, ResolvesShapes) {
+  Result<std::vector<int64_t>> x = ResolveShape(task_.inputs[0], task_.checks[1]);
+  ASSERT_TRUE(x.ok()) << x.status().ToString();
+  EXPECT_EQ(*x, (std::vector<int64_t>{7, 33}));
+  Result<std::vector<int64_t>> mask = ResolveShape(task_.inputs[3], task_.bench);
+  ASSERT_TRUE(mask.ok());
+  EXPECT_EQ(*mask, (std::vector<int64_t>{16}));
+  Result<std::vector<int64_t>> mask_small = ResolveShape(task_.inputs[3], task_.checks[1]);
+  ASSERT_TRUE(mask_small.ok());
+  EXPECT_EQ(*mask_small, (std::vector<int64_t>{1}));
+}
+
+TEST_F(SoftmaxTaskTest, ResolvesTolerance) {
+  // Explicit atol wins; rtol is the f32 default scaled by sqrt(cols).
+  Result<Tolerance> t = ResolveTolerance(task_.tolerance, KOPE_F32, task_.checks[1]);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_DOUBLE_EQ(t->rtol, 1e-5 * std::sqrt(33.0));
+  EXPECT_EQ(t->atol, 1e-6);
+  Result<Tolerance> f64 = ResolveTolerance(task_.tolerance, KOPE_F64, task_.bench);
+  ASSERT_TRUE(f64.ok());
+  EXPECT_DOUBLE_EQ(f64->rtol, 1e-12 * 32.0);
+}
+
+TEST(ResolveToleranceTest, DefaultsByDtype) {
+  const SizeSet sizes{"check[0]", {{"k", 100}}};
+  const ToleranceSpec none;
+  struct Case {
+    DType dtype;
+    double expected;
+  };
+  for (const Case& c : {Case{KOPE_F32, 1e-5}, Case{KOPE_F64, 1e-12}, Case{KOPE_F16, 1e-3},
+                        Case{KOPE_BF16, 1.6e-2}, Case{KOPE_I32, 0.0}, Case{KOPE_I64, 0.0}}) {
+    Result<Tolerance> t = ResolveTolerance(none, c.dtype, sizes);
+    ASSERT_TRUE(t.ok());
+    EXPECT_EQ(t->rtol, c.expected) << DTypeName(c.dtype);
+    EXPECT_EQ(t->atol, c.expected) << DTypeName(c.dtype);
+  }
+}
+
+TEST(ResolveToleranceTest, ReductionScalesOnlyDefaults) {
+  const SizeSet sizes{"check[0]", {{"k", 100}}};
+  ToleranceSpec spec;
+  spec.reduction = *Expr::Parse("k");
+  Result<Tolerance> scaled = ResolveTolerance(spec, KOPE_F16, sizes);
+  ASSERT_TRUE(scaled.ok());
+  EXPECT_DOUBLE_EQ(scaled->rtol, 1e-2);
+  EXPECT_DOUBLE_EQ(scaled->atol, 1e-2);
+
+  spec.rtol = 0.5;
+  Result<Tolerance> explicit_rtol = ResolveTolerance(spec, KOPE_F16, sizes);
+  ASSERT_TRUE(explicit_rtol.ok());
+  EXPECT_EQ(explicit_rtol->rtol, 0.5);
+  EXPECT_DOUBLE_EQ(explicit_rtol->atol, 1e-2);
+
+  spec.atol = 0.0;
+  Result<Tolerance> explicit_both = ResolveTolerance(spec, KOPE_F16, sizes);
+  ASSERT_TRUE(explicit_both.ok());
+  EXPECT_EQ(explicit_both->atol, 0.0);
+
+  // Integers are exact whatever the task says.
+  Result<Tolerance> ints = ResolveTolerance(spec, KOPE_I32, sizes);
+  ASSERT_TRUE(ints.ok());
+  EXPECT_EQ(ints->rtol, 0.0);
+  EXPECT_EQ(ints->atol, 0.0);
+}
+
+TEST(ResolveToleranceTest, BadReductionIsAnError) {
+  ToleranceSpec spec;
+  spec.reduction = *Expr::Parse("k - 100");
+  Result<Tolerance> zero = ResolveTolerance(spec, KOPE_F32, {"check[3]", {{"k", 100}}});
+  ASSERT_FALSE(zero.ok());
+  EXPECT_NE(zero.status().message().find("check[3]"), std::string::npos);
+  spec.reduction = *Expr::Parse("m");
+  EXPECT_FALSE(ResolveTolerance(spec, KOPE_F32, {"bench", {{"k", 1}}}).ok());
+}
+
+TEST(ResolveShapeTest, ErrorsNameTheTensorAndSet) {
+  TensorSpec spec;
+  spec.name = "w";
+  spec.shape = {*Expr::Parse("H - KH + 1"), *Expr::Parse("C")};
+  Result<std::vector<int64_t>> ok = ResolveShape(spec, {"bench", {{"H", 9}, {"KH", 3}, {"C", 2}}});
+  ASSERT_TRUE(ok.ok());
+  EXPECT_EQ(*ok, (std::vector<int64_t>{7, 2}));
+
+  Result<std::vector<int64_t>> zero =
+      ResolveShape(spec, {"check[1]", {{"H", 2}, {"KH", 3}, {"C", 2}}});
+  ASSERT_FALSE(zero.ok());
+  EXPECT_EQ(zero.status().message(),
+            "'w' dimension 0 at check[1]: 'H - KH + 1' is 0; it must be >= 1");
+
+  Result<std::vector<int64_t>> missing = ResolveShape(spec, {"check[0]", {{"H", 9}, {"KH", 3}}});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("unknown size 'C'"), std::string::npos);
+
+  TensorSpec scalar;
+  scalar.name = "s";
+  Result<std::vector<int64_t>> empty = ResolveShape(scalar, {"bench", {}});
+  ASSERT_TRUE(empty.ok());
+  EXPECT_TRUE(empty->empty());
+}
+
+TEST(DistributionTest, KindNames) {
+  EXPECT_EQ(DistributionKindName(Kind::kNormal), "normal");
+  EXPECT_EQ(DistributionKindName(Kind::kUniform), "uniform");
+  EXPECT_EQ(DistributionKindName(Kind::kWide), "wide");
+  EXPECT_EQ(DistributionKindName(Kind::kNegative), "negative");
+  EXPECT_EQ(DistributionKindName(Kind::kTies), "ties");
+  EXPECT_EQ(DistributionKindName(Kind::kPositive), "positive");
+}
+
+TEST(LoadTaskTest, FloatInputsDefaultToTheCycle) {
+  Result<Task> task = LoadTask(kTestdata / "minimal");
+  ASSERT_TRUE(task.ok()) << task.status().ToString();
+  EXPECT_EQ(Kinds(task->inputs[0]),
+            (std::vector<Kind>{Kind::kNormal, Kind::kWide, Kind::kNegative, Kind::kTies}));
+  EXPECT_TRUE(task->references.empty());
+  EXPECT_FALSE(task->tolerance.rtol.has_value());
+  EXPECT_FALSE(task->tolerance.reduction.has_value());
+  EXPECT_FALSE(task->bytes.has_value());
+}
+
+// The bundled examples are the format's showcase: each must load.
+TEST(LoadTaskTest, EveryExampleLoads) {
+  int loaded = 0;
+  for (const fs::directory_entry& entry :
+       fs::directory_iterator(fs::path(KOPE_SOURCE_DIR) / "examples")) {
+    if (!fs::exists(entry.path() / "task.toml")) continue;
+    Result<Task> task = LoadTask(entry.path());
+    EXPECT_TRUE(task.ok()) << task.status().ToString();
+    ++loaded;
+  }
+  EXPECT_GT(loaded, 0);
+}
+
+TEST(LoadTaskTest, MissingFolderOrFile) {
+  ScratchFolder scratch;
+  Result<Task> none = LoadTask(scratch.path() / "absent");
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(none.status().message(),
+            (scratch.path() / "absent/task.toml").string() + ": no such file");
+
+  Result<Task> empty = LoadTask(scratch.path());
+  ASSERT_FALSE(empty.ok());
+  EXPECT_EQ(empty.status().code(), StatusCode::kNotFound);
+}
+
+TEST(LoadTaskTest, UnreadableFile) {
+  ScratchFolder scratch;
+  fs::create_directories(scratch.path() / "task.toml");  // a folder where the file should be
+  Result<Task> task = LoadTask(scratch.path());
+  ASSERT_FALSE(task.ok());
+  EXPECT_EQ(task.status().code(), StatusCode::kIoError);
+  EXPECT_NE(task.status().message().find("task.toml: cannot read"), std::string::npos)
+      << task.status().message();
+}
+
+TEST(LoadTaskTest, PathInMessagesIsAsGiven) {
+  ScratchFolder scratch;
+  scratch.Write("t/task.toml", "name = 3\n");
+  const fs::path previous = fs::current_path();
+  fs::current_path(scratch.path());
+  Result<Task> task = LoadTask("t");
+  fs::current_path(previous);
+  ASSERT_FALSE(task.ok());
+  EXPECT_EQ(task.status().message(), "t/task.toml: name: expected a string, got an integer");
+}
+
+TEST(LoadTaskTest, SourceLinkLeadingOutsideIsAnError) {
+  ScratchFolder scratch;
+  std::string toml = ReadText(kTestdata / "minimal/task.toml");
+  scratch.Write("task/task.toml", toml);
+  scratch.Write("outside.cc", ReadText(kTestdata / "minimal/baseline.cc"));
+  fs::create_symlink(scratch.path() / "outside.cc", scratch.path() / "task/baseline.cc");
+  Result<Task> task = LoadTask(scratch.path() / "task");
+  ASSERT_FALSE(task.ok());
+  EXPECT_NE(task.status().message().find(
+                "task.toml: baseline.cpp: 'baseline.cc' leads outside the task folder"),
+            std::string::npos)
+      << task.status().message();
+}
+
+TEST(LoadTaskTest, SourceLinkInsideIsFine) {
+  ScratchFolder scratch;
+  scratch.Write("task/task.toml", ReadText(kTestdata / "minimal/task.toml"));
+  scratch.Write("task/src/negate.cc", ReadText(kTestdata / "minimal/baseline.cc"));
+  fs::create_symlink("src/negate.cc", scratch.path() / "task/baseline.cc");
+  Result<Task> task = LoadTask(scratch.path() / "task");
+  ASSERT_TRUE(task.ok()) << task.status().ToString();
+  EXPECT_EQ(task->baselines.at("cpp").path, fs::canonical(scratch.path() / "task/src/negate.cc"));
+}
+
+TEST(LoadTaskTest, ReferenceInAnotherLanguageStandsAlone) {
+  ScratchFolder scratch;
+  scratch.Write("task/task.toml", ReadText(kTestdata / "minimal/task.toml") +
+                                      "\n[reference]\ncuda = \"reference.cu\"\n");
+  scratch.Write("task/baseline.cc", ReadText(kTestdata / "minimal/baseline.cc"));
+  scratch.Write("task/reference.cu", "// a CUDA reference\n");
+  Result<Task> task = LoadTask(scratch.path() / "task");
+  ASSERT_TRUE(task.ok()) << task.status().ToString();
+  EXPECT_EQ(task->references.at("cuda").language, "cuda");
+  EXPECT_EQ(task->baselines.count("cuda"), 0u);
+}
+
+}  // namespace
+}  // namespace kope
