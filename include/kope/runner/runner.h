@@ -10,6 +10,14 @@
 // (spawn, socket, protocol). After kCrash or kTimeout the runner is dead and
 // every later call returns the same outcome. The destructor kills the child's
 // process group. Not thread-safe: one owner drives one runner.
+//
+// The child dies with the thread that called Start (PR_SET_PDEATHSIG follows
+// the thread, not the process): start a runner from a thread that outlives it.
+// Inside scratch_dir the parent keeps `kernels/` (the loaded copies),
+// `runner.log` (the child's stdout and stderr, at most max_file_bytes) and
+// `work/`, the child's working folder and its only writable place (a tmpfs of
+// limits.writable_bytes under bubblewrap). The child's environment is PATH,
+// LANG and the OMP_/GOMP_ variables of the parent; nothing else (no secrets).
 #ifndef KOPE_RUNNER_RUNNER_H_
 #define KOPE_RUNNER_RUNNER_H_
 
@@ -49,15 +57,17 @@ struct CallOutcome {
   Kind kind = Kind::kOk;
   int rc = 0;
   int term_signal = 0;
-  std::string detail;          // e.g. "killed by SIGSEGV", the tail of the child's stderr
-  std::vector<int64_t> ns;     // per-call kernel time in nanoseconds, as the child measured it
-  double parent_seconds = 0;   // the parent's wall clock around the whole request
+  std::string detail;         // e.g. "killed by SIGSEGV", the tail of the child's stderr
+  std::vector<int64_t> ns;    // per-call kernel time in nanoseconds, as the child measured it
+  double parent_seconds = 0;  // the parent's wall clock around the whole request
+  uint64_t flushed_bytes =
+      0;  // Time with flush: bytes of tensors evicted from the caches, all calls
   bool ok() const { return kind == Kind::kOk; }
 };
 
 struct RunnerOptions {
-  std::filesystem::path runner_exe;   // the kope-runner binary
-  SandboxOptions sandbox;             // scratch_dir must exist and be empty
+  std::filesystem::path runner_exe;  // the kope-runner binary
+  SandboxOptions sandbox;            // scratch_dir must exist and be empty
   double start_timeout_seconds = 10;
 };
 

@@ -7,8 +7,11 @@
 //    the source tree hidden; dies with its parent; all capabilities dropped.
 //  - seccomp (libseccomp): no sockets other than AF_UNIX, no fork/vfork and no
 //    clone without CLONE_THREAD (threads stay allowed, for OpenMP), no ptrace,
-//    process_vm_readv/writev, mount or kexec.
-//  - rlimits: CPU seconds, file size, address space, core dumps off.
+//    process_vm_readv/writev, mount or kexec; no exec, chmod/chown, signals to
+//    other processes, io_uring, bpf or perf events. Denied calls fail with
+//    EPERM (clone3 with ENOSYS, so that glibc falls back to clone).
+//  - rlimits: CPU seconds, file size, address space, core dumps off, process
+//    count where it applies.
 //  - always: own session and process group, PR_SET_PDEATHSIG, killed with its
 //    group at the wall-clock timeout.
 // Thread-safe.
@@ -20,6 +23,8 @@
 #include <string>
 #include <vector>
 
+#include "kope/base/status.h"
+
 namespace kope {
 
 struct SandboxLimits {
@@ -27,14 +32,22 @@ struct SandboxLimits {
   uint64_t max_file_bytes = 64ull << 20;
   uint64_t max_address_space_bytes = 16ull << 30;  // 0: unlimited (CUDA needs large reservations)
   bool allow_network = false;
+  // Under bubblewrap the child's writable folders (its working folder inside
+  // scratch, and /tmp) are tmpfs mounts of at most this many bytes each, so
+  // that a candidate cannot fill the disk with many files of max_file_bytes.
+  uint64_t writable_bytes = 256ull << 20;
+  // RLIMIT_NPROC (threads count too), applied where it can work: for an
+  // unprivileged user inside bubblewrap's user namespace. Root is exempt from it.
+  uint64_t max_processes = 512;
 };
 
 struct SandboxOptions {
-  std::filesystem::path scratch_dir;              // the only writable folder
-  std::vector<std::filesystem::path> read_only;   // extra paths to show read-only (the runner binary, ...)
-  std::vector<std::filesystem::path> devices;     // device nodes to expose, e.g. /dev/nvidia0
+  std::filesystem::path scratch_dir;  // the only writable folder
+  std::vector<std::filesystem::path>
+      read_only;  // extra paths to show read-only (the runner binary, ...)
+  std::vector<std::filesystem::path> devices;  // device nodes to expose, e.g. /dev/nvidia0
   SandboxLimits limits;
-  bool use_bubblewrap = true;                     // false: rlimits + seccomp + process group only
+  bool use_bubblewrap = true;  // false: rlimits + seccomp + process group only
 };
 
 struct Protection {
@@ -44,14 +57,26 @@ struct Protection {
   bool seccomp = false;
   bool rlimits = false;
   std::vector<std::string> notes;  // why a layer is missing
-  std::string Describe() const;    // one line, e.g. "bubblewrap (net, ro-fs, pid) + seccomp + rlimits"
+  std::string Describe()
+      const;  // one line, e.g. "bubblewrap (net, ro-fs, pid) + seccomp + rlimits"
 };
 
 // Whether bwrap is installed and works here (probed once, cached).
 bool BubblewrapAvailable();
 
-// The protection a sandboxed child started with `options` gets on this machine.
+// The protection a sandboxed child started with `options` gets on this machine,
+// as far as the parent can tell without starting one (Runner::protection() is
+// what a started child reports it applied).
 Protection ProbeProtection(const SandboxOptions& options);
+
+// The command line that runs `argv` inside bubblewrap with the namespaces and
+// the file system view described above: scratch_dir bound read-write at its own
+// path and used as the working folder, `read_only` paths and `devices` shown,
+// everything else hidden. For tools (compilers) run on untrusted input; it
+// applies no seccomp filter and no rlimits. FailedPrecondition when bubblewrap
+// is not available or options.use_bubblewrap is false.
+Result<std::vector<std::string>> BubblewrapCommand(const SandboxOptions& options,
+                                                   const std::vector<std::string>& argv);
 
 }  // namespace kope
 
