@@ -1,7 +1,7 @@
 # Warnings and sanitizers for kope's own targets: call kope_target_options(t).
 function(kope_target_options target)
   target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow
-                         -Wnon-virtual-dtor -Wcast-align -Wnull-dereference
+                         -Wnon-virtual-dtor -Wcast-align
                          -Wimplicit-fallthrough)
   if(KOPE_WERROR)
     target_compile_options(${target} PRIVATE -Werror)
