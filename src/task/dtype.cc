@@ -163,16 +163,13 @@ std::optional<DType> ParseDType(std::string_view name) {
 
 size_t DTypeSize(DType dtype) {
   switch (dtype) {
-    case KOPE_F32:
-      return 4;
-    case KOPE_F64:
-      return 8;
     case KOPE_F16:
-      return 2;
     case KOPE_BF16:
       return 2;
+    case KOPE_F32:
     case KOPE_I32:
       return 4;
+    case KOPE_F64:
     case KOPE_I64:
       return 8;
   }

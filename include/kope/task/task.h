@@ -83,21 +83,21 @@ struct KernelSource {
 };
 
 struct Task {
-  std::filesystem::path dir;     // absolute path of the task folder
+  std::filesystem::path dir;  // absolute path of the task folder
   std::string name;
-  std::string family;            // op family: elementwise, softmax, matmul, ...
+  std::string family;  // op family: elementwise, softmax, matmul, ...
   std::string description;
   std::vector<TensorSpec> inputs;
   std::vector<TensorSpec> outputs;
   SizeSet bench;
-  std::vector<SizeSet> checks;   // at least one
+  std::vector<SizeSet> checks;  // at least one
   ToleranceSpec tolerance;
   // Baselines by language ("cpp", "cuda"); at least one.
   std::map<std::string, KernelSource> baselines;
   // References by language; where absent the baseline of that language is the reference.
   std::map<std::string, KernelSource> references;
-  std::optional<Expr> bytes;     // bytes a kernel must move at least, for the roofline
-  std::optional<Expr> flops;     // floating-point operations, for the roofline
+  std::optional<Expr> bytes;  // bytes a kernel must move at least, for the roofline
+  std::optional<Expr> flops;  // floating-point operations, for the roofline
 };
 
 // Reads and validates `dir/task.toml` and checks that the sources it names exist.
