@@ -9,6 +9,7 @@
 namespace kope::cli {
 
 void RegisterEvalCommand(CLI::App& app, int* exit_code);
+void RegisterLlmCommand(CLI::App& app, int* exit_code);
 
 }  // namespace kope::cli
 

@@ -124,12 +124,12 @@ std::string_view CacheModeName(CacheMode mode) {
 }
 
 Result<CacheMode> ParseCacheMode(std::string_view name) {
-  for (CacheMode m : {CacheMode::kOff, CacheMode::kReadWrite, CacheMode::kRecord,
-                      CacheMode::kReplay}) {
+  for (CacheMode m :
+       {CacheMode::kOff, CacheMode::kReadWrite, CacheMode::kRecord, CacheMode::kReplay}) {
     if (name == CacheModeName(m)) return m;
   }
-  return Status::InvalidArgument(fmt::format(
-      "unknown cache mode '{}' (expected off, read-write, record or replay)", name));
+  return Status::InvalidArgument(
+      fmt::format("unknown cache mode '{}' (expected off, read-write, record or replay)", name));
 }
 
 Result<std::unique_ptr<ResponseCache>> ResponseCache::Open(const fs::path& dir) {
@@ -176,18 +176,17 @@ Status ResponseCache::Store(const ProviderIdentity& provider, const LlmRequest& 
   nlohmann::json entry = {
       {"kope_llm_cache", kFormatVersion},
       {"key", key},
-      {"recorded_unix_seconds",
-       std::chrono::duration_cast<std::chrono::seconds>(
-           std::chrono::system_clock::now().time_since_epoch())
-           .count()},
+      {"recorded_unix_seconds", std::chrono::duration_cast<std::chrono::seconds>(
+                                    std::chrono::system_clock::now().time_since_epoch())
+                                    .count()},
       {"request", std::move(material)},
       {"response", ResponseJson(response)}};
   fs::path path = PathFor(key);
   std::error_code ec;
   fs::create_directories(path.parent_path(), ec);
   if (ec) {
-    return Status::IoError(fmt::format("cannot create {}: {}", path.parent_path().string(),
-                                       ec.message()));
+    return Status::IoError(
+        fmt::format("cannot create {}: {}", path.parent_path().string(), ec.message()));
   }
   static std::atomic<uint64_t> counter{0};
   fs::path tmp = path;
@@ -206,8 +205,8 @@ Status ResponseCache::Store(const ProviderIdentity& provider, const LlmRequest& 
   if (ec) {
     std::error_code ignored;
     fs::remove(tmp, ignored);
-    return Status::IoError(fmt::format("cannot move cache entry into place at {}: {}",
-                                       path.string(), ec.message()));
+    return Status::IoError(
+        fmt::format("cannot move cache entry into place at {}: {}", path.string(), ec.message()));
   }
   return Status::Ok();
 }

@@ -205,8 +205,8 @@ TEST_F(CacheTest, CorruptEntryFailsReplayAndIsRefetchedOtherwise) {
 }
 
 TEST(CacheModeTest, NamesRoundTrip) {
-  for (CacheMode m : {CacheMode::kOff, CacheMode::kReadWrite, CacheMode::kRecord,
-                      CacheMode::kReplay}) {
+  for (CacheMode m :
+       {CacheMode::kOff, CacheMode::kReadWrite, CacheMode::kRecord, CacheMode::kReplay}) {
     EXPECT_EQ(*ParseCacheMode(CacheModeName(m)), m);
   }
   EXPECT_FALSE(ParseCacheMode("sometimes").ok());

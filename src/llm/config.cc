@@ -1,11 +1,11 @@
 #include "kope/llm/config.h"
 
 #include <fmt/format.h>
+#include <toml++/toml.h>
 
 #include <cmath>
 #include <fstream>
 #include <sstream>
-#include <toml++/toml.h>
 
 namespace kope::llm {
 namespace {
@@ -303,9 +303,8 @@ Result<ProviderConfig> SelectProvider(const LlmConfig& config, std::string_view 
         "provider '{}': no model (set 'model' in [providers.{}] or pass --model)", c.name, c.name));
   }
   if (c.kind == ProviderKind::kScripted && c.replies.empty()) {
-    return Status::InvalidArgument(
-        fmt::format("provider '{}': a scripted provider needs 'replies' (a JSON file or a folder)",
-                    c.name));
+    return Status::InvalidArgument(fmt::format(
+        "provider '{}': a scripted provider needs 'replies' (a JSON file or a folder)", c.name));
   }
   return c;
 }

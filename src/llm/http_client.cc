@@ -23,17 +23,17 @@ const char* SourceName(const char* file) {
 }
 
 Status CurlCallFailed(CURLcode code, const char* call, const char* file, int line) {
-  return Status::Internal(fmt::format("{}:{}: {} failed: {}", SourceName(file), line, call,
-                                      curl_easy_strerror(code)));
+  return Status::Internal(
+      fmt::format("{}:{}: {} failed: {}", SourceName(file), line, call, curl_easy_strerror(code)));
 }
 
 // Checks a libcurl call that returns CURLcode; returns its failure with the call site.
-#define KOPE_CURL_CHECK(call)                                                    \
-  do {                                                                           \
-    CURLcode kope_curl_code_ = (call);                                           \
-    if (kope_curl_code_ != CURLE_OK) {                                           \
-      return CurlCallFailed(kope_curl_code_, #call, __FILE__, __LINE__);         \
-    }                                                                            \
+#define KOPE_CURL_CHECK(call)                                            \
+  do {                                                                   \
+    CURLcode kope_curl_code_ = (call);                                   \
+    if (kope_curl_code_ != CURLE_OK) {                                   \
+      return CurlCallFailed(kope_curl_code_, #call, __FILE__, __LINE__); \
+    }                                                                    \
   } while (0)
 
 Status GlobalInit() {
@@ -154,7 +154,8 @@ Result<HttpResponse> HttpPost(const HttpRequest& request, const HttpTimeouts& ti
     // On success curl_slist_append returns the list's head (the same one after
     // the first append); on failure it returns null and leaves the list as it was.
     curl_slist* head = curl_slist_append(headers.get(), header.c_str());
-    if (head == nullptr) return Status::Internal("src/llm/http_client.cc: curl_slist_append failed");
+    if (head == nullptr)
+      return Status::Internal("src/llm/http_client.cc: curl_slist_append failed");
     if (head != headers.get()) headers.reset(head);
   }
 
@@ -194,8 +195,8 @@ std::optional<std::chrono::milliseconds> RetryAfter(const HttpResponse& response
   auto ms_it = response.headers.find("retry-after-ms");
   if (ms_it != response.headers.end()) {
     double ms = 0;
-    auto [ptr, ec] = std::from_chars(ms_it->second.data(),
-                                     ms_it->second.data() + ms_it->second.size(), ms);
+    auto [ptr, ec] =
+        std::from_chars(ms_it->second.data(), ms_it->second.data() + ms_it->second.size(), ms);
     if (ec == std::errc() && ms >= 0) return std::chrono::milliseconds(static_cast<int64_t>(ms));
   }
   auto it = response.headers.find("retry-after");

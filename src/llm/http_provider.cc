@@ -51,8 +51,7 @@ HttpProvider::HttpProvider(const ProviderConfig& config, std::string api_key,
 
 std::string HttpProvider::Redact(std::string text) const {
   if (api_key_.empty()) return text;
-  for (size_t pos = text.find(api_key_); pos != std::string::npos;
-       pos = text.find(api_key_, pos)) {
+  for (size_t pos = text.find(api_key_); pos != std::string::npos; pos = text.find(api_key_, pos)) {
     text.replace(pos, api_key_.size(), "[redacted]");
   }
   return text;
@@ -60,17 +59,17 @@ std::string HttpProvider::Redact(std::string text) const {
 
 milliseconds HttpProvider::Backoff(int retry_index) {
   std::lock_guard<std::mutex> lock(rng_mu_);
-  return FullJitterBackoff({Ms(config_.backoff_initial_s), Ms(config_.backoff_max_s)},
-                           retry_index, rng_);
+  return FullJitterBackoff({Ms(config_.backoff_initial_s), Ms(config_.backoff_max_s)}, retry_index,
+                           rng_);
 }
 
 Result<LlmResponse> HttpProvider::DoComplete(const LlmRequest& resolved) {
   Result<LlmResponse> result = Call(resolved);
   if (result.ok()) return result;
   const Status& s = result.status();
-  return Status(s.code(), Redact(fmt::format("provider '{}' ({}, model {}): {}", config_.name,
-                                             ProviderKindName(config_.kind), resolved.model,
-                                             s.message())));
+  return Status(s.code(),
+                Redact(fmt::format("provider '{}' ({}, model {}): {}", config_.name,
+                                   ProviderKindName(config_.kind), resolved.model, s.message())));
 }
 
 Result<LlmResponse> HttpProvider::Call(const LlmRequest& resolved) {
@@ -98,6 +97,7 @@ Result<LlmResponse> HttpProvider::Call(const LlmRequest& resolved) {
     last_error = outcome.error;
     if (Clock::now() + kDeadlineSlack >= deadline) continue;  // reported at the loop's top
     if (attempts >= max_attempts) {
+      if (attempts == 1) return last_error;
       StatusCode code = last_error.code() == StatusCode::kDeadlineExceeded
                             ? StatusCode::kDeadlineExceeded
                             : StatusCode::kUnavailable;
@@ -113,8 +113,8 @@ Result<LlmResponse> HttpProvider::Call(const LlmRequest& resolved) {
           config_.timeout_s, attempts, last_error.message()));
     }
     if (!sleep_(wait, resolved.cancel)) {
-      return Status::Cancelled(fmt::format("cancelled while waiting to retry (after {} attempts)",
-                                           attempts));
+      return Status::Cancelled(
+          fmt::format("cancelled while waiting to retry (after {} attempts)", attempts));
     }
   }
 }
@@ -165,15 +165,20 @@ HttpProvider::AttemptOutcome HttpProvider::Attempt(const HttpRequest& request,
 HttpProvider::AttemptOutcome HttpProvider::FromHttpStatus(const HttpResponse& http,
                                                           const LlmRequest& resolved) const {
   AttemptOutcome out;
-  const ServerError server = ParseServerError(http.body);
+  ServerError server = ParseServerError(http.body);
+  while (!server.message.empty() &&
+         (server.message.back() == '.' ||
+          std::isspace(static_cast<unsigned char>(server.message.back())))) {
+    server.message.pop_back();  // the message continues after it
+  }
   const std::string url = wire_->Url();
   const long status = http.status;  // NOLINT(google-runtime-int)
   if (status == 401 || status == 403) {
     std::string hint = config_.api_key_env.empty()
                            ? std::string("no key is sent (api_key_env is empty)")
                            : fmt::format("check the key in ${}", config_.api_key_env);
-    out.error = Status::InvalidArgument(fmt::format(
-        "authentication failed at {} (HTTP {}): {}; {}", url, status, server.message, hint));
+    out.error = Status::InvalidArgument(fmt::format("authentication failed at {} (HTTP {}): {}; {}",
+                                                    url, status, server.message, hint));
     return out;
   }
   if (status == 404) {
@@ -183,18 +188,18 @@ HttpProvider::AttemptOutcome HttpProvider::FromHttpStatus(const HttpResponse& ht
       out.error = Status::InvalidArgument(fmt::format("unknown model '{}' at {} (HTTP 404): {}",
                                                       resolved.model, url, server.message));
     } else {
-      out.error = Status::InvalidArgument(fmt::format(
-          "{} does not exist (HTTP 404): {}; check base_url ({})", url, server.message,
-          config_.kind == ProviderKind::kOpenAi
-              ? "OpenAI-compatible servers usually serve under /v1"
-              : "it is the server's root; kope appends /v1/messages"));
+      out.error = Status::InvalidArgument(
+          fmt::format("{} does not exist (HTTP 404): {}; check base_url ({})", url, server.message,
+                      config_.kind == ProviderKind::kOpenAi
+                          ? "OpenAI-compatible servers usually serve under /v1"
+                          : "it is the server's root; kope appends /v1/messages"));
     }
     return out;
   }
   if (RetryableStatus(status)) {
-    out.error = Status::Unavailable(
-        fmt::format("{} answered HTTP {}{}: {}", url, status,
-                    status == 429 ? " (rate limited)" : "", server.message));
+    out.error =
+        Status::Unavailable(fmt::format("{} answered HTTP {}{}: {}", url, status,
+                                        status == 429 ? " (rate limited)" : "", server.message));
     out.retryable = true;
     out.retry_after = RetryAfter(http);
     return out;

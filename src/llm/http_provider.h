@@ -33,8 +33,8 @@ struct HttpProviderHooks {
 
 class HttpProvider : public LlmProvider {
  public:
-  HttpProvider(const ProviderConfig& config, std::string api_key,
-               std::unique_ptr<WireFormat> wire, HttpProviderHooks hooks = {});
+  HttpProvider(const ProviderConfig& config, std::string api_key, std::unique_ptr<WireFormat> wire,
+               HttpProviderHooks hooks = {});
 
  protected:
   Result<LlmResponse> DoComplete(const LlmRequest& resolved) override;

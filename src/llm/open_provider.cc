@@ -29,9 +29,8 @@ Result<std::unique_ptr<LlmProvider>> OpenProvider(const ProviderConfig& config) 
     }
     api_key = value;
   }
-  std::unique_ptr<WireFormat> wire = config.kind == ProviderKind::kAnthropic
-                                         ? MakeAnthropicWire(config)
-                                         : MakeOpenAiWire(config);
+  std::unique_ptr<WireFormat> wire =
+      config.kind == ProviderKind::kAnthropic ? MakeAnthropicWire(config) : MakeOpenAiWire(config);
   return std::unique_ptr<LlmProvider>(
       std::make_unique<HttpProvider>(config, std::move(api_key), std::move(wire)));
 }

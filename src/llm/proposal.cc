@@ -134,7 +134,8 @@ bool DefinesKernel(std::string_view src) {
 }
 
 bool KernelLanguage(std::string_view lang) {
-  for (std::string_view ok : {"", "cpp", "c++", "cxx", "cc", "c", "cu", "cuda", "h", "hpp", "cuh"}) {
+  for (std::string_view ok :
+       {"", "cpp", "c++", "cxx", "cc", "c", "cu", "cuda", "h", "hpp", "cuh"}) {
     if (lang == ok) return true;
   }
   return false;
@@ -179,10 +180,12 @@ std::vector<std::string> ParseTags(std::string_view text) {
     size_t end = text.find_first_of(",;", start);
     if (end == std::string_view::npos) end = text.size();
     std::string_view tag = Trim(text.substr(start, end - start));
-    while (!tag.empty() && std::string_view("`'\"[]*").find(tag.front()) != std::string_view::npos) {
+    while (!tag.empty() &&
+           std::string_view("`'\"[]*").find(tag.front()) != std::string_view::npos) {
       tag.remove_prefix(1);
     }
-    while (!tag.empty() && std::string_view("`'\"[]*.").find(tag.back()) != std::string_view::npos) {
+    while (!tag.empty() &&
+           std::string_view("`'\"[]*.").find(tag.back()) != std::string_view::npos) {
       tag.remove_suffix(1);
     }
     std::string t = Lower(Trim(tag));
@@ -214,7 +217,9 @@ const char kFormatHint[] =
     "Reply with a DECISION: line saying what you change and why, an optional TAGS: line, and "
     "exactly one complete kernel source in a ```cpp (or ```cuda) block that defines kope_kernel.";
 
-ParseFailure Fail(std::string reason) { return ParseFailure{std::move(reason) + " " + kFormatHint}; }
+ParseFailure Fail(std::string reason) {
+  return ParseFailure{std::move(reason) + " " + kFormatHint};
+}
 
 }  // namespace
 
@@ -226,8 +231,9 @@ ParsedReply ParseProposal(std::string_view reply) {
   }
   std::optional<std::string> answer = StripThinking(std::move(text));
   if (!answer) {
-    return Fail("The reply ended inside <think> before any answer (it was probably cut off at "
-                "the token limit); think more briefly.");
+    return Fail(
+        "The reply ended inside <think> before any answer (it was probably cut off at "
+        "the token limit); think more briefly.");
   }
   const std::vector<std::string_view> lines = SplitLines(*answer);
   const std::vector<CodeBlock> blocks = FindBlocks(lines);
@@ -250,9 +256,10 @@ ParsedReply ParseProposal(std::string_view reply) {
     if (DefinesKernel(b->content)) defining.push_back(b);
   }
   if (defining.size() > 1 || (defining.empty() && candidates.size() > 1)) {
-    return Fail(fmt::format("{} code blocks contain kope_kernel and {} of them define it; kope "
-                            "needs exactly one kernel source.",
-                            candidates.size(), defining.size()));
+    return Fail(
+        fmt::format("{} code blocks contain kope_kernel and {} of them define it; kope "
+                    "needs exactly one kernel source.",
+                    candidates.size(), defining.size()));
   }
   const bool cut_off = !blocks.empty() && !blocks.back().closed;  // only the last can be
   if (defining.size() == 1) {
@@ -262,26 +269,30 @@ ParsedReply ParseProposal(std::string_view reply) {
   }
   if (candidates.empty()) {
     if (unclosed_kernel != nullptr) {
-      return Fail("The code block containing kope_kernel is not closed: the reply looks "
-                  "truncated. Keep the kernel and the explanation short enough to finish.");
+      return Fail(
+          "The code block containing kope_kernel is not closed: the reply looks "
+          "truncated. Keep the kernel and the explanation short enough to finish.");
     }
     if (cut_off) {
-      return Fail("The reply ends inside an unclosed code block (it looks truncated) and no "
-                  "complete code block defining kope_kernel was found.");
+      return Fail(
+          "The reply ends inside an unclosed code block (it looks truncated) and no "
+          "complete code block defining kope_kernel was found.");
     }
     if (answer->find(kKernelName) != std::string::npos) {
       return Fail("kope_kernel appears in the reply but not inside a fenced code block.");
     }
     if (blocks.empty()) return Fail("The reply has no code block.");
-    return Fail(fmt::format("No code block containing kope_kernel was found ({} code block{}, "
-                            "none mentions kope_kernel).",
-                            blocks.size(), blocks.size() == 1 ? "" : "s"));
+    return Fail(
+        fmt::format("No code block containing kope_kernel was found ({} code block{}, "
+                    "none mentions kope_kernel).",
+                    blocks.size(), blocks.size() == 1 ? "" : "s"));
   }
   const CodeBlock& kernel = *candidates.front();
   if (!KernelLanguage(kernel.language)) {
-    return Fail(fmt::format("The code block containing kope_kernel is marked as '{}'; the kernel "
-                            "must be C++ or CUDA source.",
-                            kernel.language));
+    return Fail(
+        fmt::format("The code block containing kope_kernel is marked as '{}'; the kernel "
+                    "must be C++ or CUDA source.",
+                    kernel.language));
   }
 
   // Lines outside every code block, in order, tagged before/after the kernel.
@@ -328,8 +339,9 @@ ParsedReply ParseProposal(std::string_view reply) {
   if (proposal.decision.empty()) proposal.decision = JoinTrimmed(before);
   if (proposal.decision.empty()) proposal.decision = JoinTrimmed(after);
   if (proposal.decision.empty()) {
-    return Fail("The reply has no decision: say what you change relative to the parent kernel "
-                "and why.");
+    return Fail(
+        "The reply has no decision: say what you change relative to the parent kernel "
+        "and why.");
   }
   return proposal;
 }

@@ -123,9 +123,9 @@ TEST(ProposalTest, TruncatedRepliesNeverYieldPartialKernels) {
 
 TEST(ProposalTest, ArbitraryBytesGiveAValueNotACrash) {
   std::mt19937 rng(12345);
-  const std::vector<std::string> pieces = {"```", "```cpp\n", "~~~", "\n", "kope_kernel", "(",
-                                           ")",   "{",         "}",   "DECISION:", "TAGS:", " ",
-                                           "<think>", "</think>", "\r\n", "#", "**", "x"};
+  const std::vector<std::string> pieces = {
+      "```",       "```cpp\n", "~~~", "\n",      "kope_kernel", "(",    ")", "{",  "}",
+      "DECISION:", "TAGS:",    " ",   "<think>", "</think>",    "\r\n", "#", "**", "x"};
   for (int round = 0; round < 2000; ++round) {
     std::string reply;
     int n = static_cast<int>(rng() % 40);

@@ -17,8 +17,8 @@ std::string_view ProviderKindName(ProviderKind kind) {
 }
 
 Result<ProviderKind> ParseProviderKind(std::string_view name) {
-  for (ProviderKind kind : {ProviderKind::kOpenAi, ProviderKind::kAnthropic,
-                            ProviderKind::kScripted}) {
+  for (ProviderKind kind :
+       {ProviderKind::kOpenAi, ProviderKind::kAnthropic, ProviderKind::kScripted}) {
     if (name == ProviderKindName(kind)) return kind;
   }
   return Status::InvalidArgument(
@@ -47,8 +47,8 @@ Result<LlmRequest> LlmProvider::Resolve(const LlmRequest& request) const {
     }
   }
   if (resolved.stop.size() > 4) {
-    return Status::InvalidArgument(
-        fmt::format("{}: {} stop sequences given, at most 4 are allowed", who, resolved.stop.size()));
+    return Status::InvalidArgument(fmt::format("{}: {} stop sequences given, at most 4 are allowed",
+                                               who, resolved.stop.size()));
   }
   if (resolved.max_tokens && *resolved.max_tokens <= 0) {
     return Status::InvalidArgument(
@@ -64,7 +64,8 @@ Result<LlmRequest> LlmProvider::Resolve(const LlmRequest& request) const {
 Result<LlmResponse> LlmProvider::Complete(const LlmRequest& request) {
   KOPE_ASSIGN_OR_RETURN(LlmRequest resolved, Resolve(request));
   if (resolved.cancel != nullptr && resolved.cancel->load()) {
-    return Status::Cancelled(fmt::format("provider '{}': cancelled before sending", identity_.name));
+    return Status::Cancelled(
+        fmt::format("provider '{}': cancelled before sending", identity_.name));
   }
   return DoComplete(resolved);
 }

@@ -28,8 +28,8 @@ bool SleepUnlessCancelled(std::chrono::milliseconds duration, const std::atomic<
     if (Cancelled(cancel)) return false;
     Clock::time_point now = Clock::now();
     if (now >= end) return true;
-    std::this_thread::sleep_for(
-        std::min<Clock::duration>(end - now, std::chrono::duration_cast<Clock::duration>(kPollInterval)));
+    std::this_thread::sleep_for(std::min<Clock::duration>(
+        end - now, std::chrono::duration_cast<Clock::duration>(kPollInterval)));
   }
 }
 

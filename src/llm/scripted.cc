@@ -112,8 +112,8 @@ ScriptedProvider::ScriptedProvider(std::vector<ScriptedReply> replies, bool cycl
     if (cycle && !replies.empty()) return replies[index % replies.size()];
     if (index < replies.size()) return replies[index];
     return ScriptedReply::Failure(Status::FailedPrecondition(
-        fmt::format("the scripted provider has no reply left: call {} of a script of {}",
-                    index + 1, replies.size())));
+        fmt::format("the scripted provider has no reply left: call {} of a script of {}", index + 1,
+                    replies.size())));
   };
 }
 
@@ -160,9 +160,9 @@ Result<LlmResponse> ScriptedProvider::DoComplete(const LlmRequest& resolved) {
   if (!reply.error.ok()) return reply.error;
   LlmResponse response;
   response.text = std::move(reply.text);
-  response.usage = reply.usage ? *reply.usage
-                               : LlmUsage{EstimatePromptTokens(resolved),
-                                          EstimateTokens(response.text), true};
+  response.usage =
+      reply.usage ? *reply.usage
+                  : LlmUsage{EstimatePromptTokens(resolved), EstimateTokens(response.text), true};
   response.model = resolved.model;
   response.finish_reason = reply.finish_reason;
   response.request_id = fmt::format("scripted-{}", index + 1);

@@ -50,8 +50,8 @@ class AnthropicWire : public WireFormat {
   Result<LlmResponse> ParseReply(std::string_view body, const LlmRequest& r) const override {
     KOPE_ASSIGN_OR_RETURN(nlohmann::json j, ParseJsonBody(body));
     auto schema_error = [&](std::string_view what) {
-      return Status::Unavailable(fmt::format("the response is not an Anthropic message: {}; it starts: {}",
-                                             what, BodyExcerpt(body)));
+      return Status::Unavailable(fmt::format(
+          "the response is not an Anthropic message: {}; it starts: {}", what, BodyExcerpt(body)));
     };
     if (!j.is_object()) return schema_error("it is not a JSON object");
     std::string type = StringField(j, "type");

@@ -23,12 +23,14 @@ Result<std::string> MessageText(const nlohmann::json& message) {
     std::string text;
     for (size_t i = 0; i < content->size(); ++i) {
       const nlohmann::json& part = (*content)[i];
-      if (part.is_object() && StringField(part, "type") == "text") text += StringField(part, "text");
+      if (part.is_object() && StringField(part, "type") == "text")
+        text += StringField(part, "text");
     }
     return text;
   }
-  return Status::Unavailable(fmt::format(
-      "the chat completion's choices[0].message.content is a {}, not a string", content->type_name()));
+  return Status::Unavailable(
+      fmt::format("the chat completion's choices[0].message.content is a {}, not a string",
+                  content->type_name()));
 }
 
 class OpenAiWire : public WireFormat {
@@ -50,7 +52,8 @@ class OpenAiWire : public WireFormat {
     for (const LlmMessage& m : r.messages) {
       messages.push_back({{"role", RoleName(m.role)}, {"content", m.content}});
     }
-    nlohmann::json body = {{"model", r.model}, {"messages", std::move(messages)}, {"stream", false}};
+    nlohmann::json body = {
+        {"model", r.model}, {"messages", std::move(messages)}, {"stream", false}};
     if (r.temperature) body["temperature"] = *r.temperature;
     if (r.max_tokens) body[max_tokens_field_] = *r.max_tokens;
     if (!r.stop.empty()) body["stop"] = r.stop;
@@ -60,9 +63,8 @@ class OpenAiWire : public WireFormat {
   Result<LlmResponse> ParseReply(std::string_view body, const LlmRequest& r) const override {
     KOPE_ASSIGN_OR_RETURN(nlohmann::json j, ParseJsonBody(body));
     auto schema_error = [&](std::string_view what) {
-      return Status::Unavailable(
-          fmt::format("the response is not a chat completion: {}; it starts: {}", what,
-                      BodyExcerpt(body)));
+      return Status::Unavailable(fmt::format(
+          "the response is not a chat completion: {}; it starts: {}", what, BodyExcerpt(body)));
     };
     if (!j.is_object()) return schema_error("it is not a JSON object");
     const nlohmann::json* choices = FindField(j, "choices");

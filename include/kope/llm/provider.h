@@ -73,13 +73,13 @@ struct LlmRequest {
 // local servers; the scripted provider unless its script says), kope estimates
 // about four bytes per token and sets `estimated`.
 struct LlmUsage {
-  int64_t prompt_tokens = 0;      // Anthropic: input + cache creation + cache read tokens
+  int64_t prompt_tokens = 0;  // Anthropic: input + cache creation + cache read tokens
   int64_t completion_tokens = 0;
   bool estimated = false;
 };
 
 struct LlmResponse {
-  std::string text;            // the assistant's reply (Anthropic: its text blocks, joined)
+  std::string text;  // the assistant's reply (Anthropic: its text blocks, joined)
   LlmUsage usage;
   std::string model;           // the model the server says answered
   std::string finish_reason;   // as reported: "stop", "length", "end_turn", "max_tokens", ...
@@ -94,7 +94,7 @@ struct LlmResponse {
 
 // What a provider talks to; the cache key and reports use it.
 struct ProviderIdentity {
-  std::string name;      // the configuration's name for it, e.g. "local"
+  std::string name;  // the configuration's name for it, e.g. "local"
   ProviderKind kind = ProviderKind::kOpenAi;
   std::string base_url;  // empty for the scripted provider
   std::string model;     // the default model

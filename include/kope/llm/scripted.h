@@ -49,7 +49,7 @@ struct ScriptedReply {
   std::string text;
   std::optional<LlmUsage> usage;  // unset: estimated
   std::string finish_reason = "stop";
-  Status error;                   // non-ok: the call fails with it
+  Status error;  // non-ok: the call fails with it
 };
 
 class ScriptedProvider : public LlmProvider {

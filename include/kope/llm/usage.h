@@ -44,15 +44,15 @@ class PriceTable {
 double CostUsd(const LlmUsage& usage, const Price& price);
 
 struct UsageTotals {
-  int64_t calls = 0;                     // calls that reached a model now
-  int64_t prompt_tokens = 0;             // of those calls
+  int64_t calls = 0;          // calls that reached a model now
+  int64_t prompt_tokens = 0;  // of those calls
   int64_t completion_tokens = 0;
-  int64_t cached_calls = 0;              // replies served from the cache
-  int64_t cached_prompt_tokens = 0;      // what those replies cost when recorded
+  int64_t cached_calls = 0;          // replies served from the cache
+  int64_t cached_prompt_tokens = 0;  // what those replies cost when recorded
   int64_t cached_completion_tokens = 0;
-  int64_t estimated_calls = 0;           // live calls whose tokens kope estimated
-  int64_t unpriced_calls = 0;            // live calls whose model has no price
-  double cost_usd = 0;                   // of the priced live calls
+  int64_t estimated_calls = 0;  // live calls whose tokens kope estimated
+  int64_t unpriced_calls = 0;   // live calls whose model has no price
+  double cost_usd = 0;          // of the priced live calls
 
   int64_t tokens() const { return prompt_tokens + completion_tokens; }
   UsageTotals& operator+=(const UsageTotals& other);

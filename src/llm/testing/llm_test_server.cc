@@ -58,7 +58,9 @@ std::string ErrorBody(Format format, const std::string& type, const std::string&
     return json{{"type", "error"}, {"error", {{"type", type}, {"message", message}}}}.dump();
   }
   return json{{"error",
-               {{"message", message}, {"type", type}, {"param", nullptr},
+               {{"message", message},
+                {"type", type},
+                {"param", nullptr},
                 {"code", code.empty() ? json(nullptr) : json(code)}}}}
       .dump();
 }
@@ -91,11 +93,11 @@ std::string ReplyBody(Format format, const ServerAction& a, const std::string& m
       {"object", "chat.completion"},
       {"created", 1700000000},
       {"model", model},
-      {"choices", json::array({{{"index", 0},
-                                {"message", {{"role", "assistant"}, {"content", a.text}}},
-                                {"logprobs", nullptr},
-                                {"finish_reason",
-                                 a.finish_reason.empty() ? "stop" : a.finish_reason}}})}};
+      {"choices",
+       json::array({{{"index", 0},
+                     {"message", {{"role", "assistant"}, {"content", a.text}}},
+                     {"logprobs", nullptr},
+                     {"finish_reason", a.finish_reason.empty() ? "stop" : a.finish_reason}}})}};
   if (!a.omit_usage) {
     body["usage"] = {{"prompt_tokens", a.prompt_tokens},
                      {"completion_tokens", a.completion_tokens},
@@ -116,8 +118,8 @@ std::string ValidationError(Format format, const httplib::Request& req, const js
       return "messages: each message needs role and content";
     }
     std::string role = m["role"].is_string() ? m["role"].get<std::string>() : "";
-    bool ok = role == "user" || role == "assistant" ||
-              (format == Format::kOpenAi && role == "system");
+    bool ok =
+        role == "user" || role == "assistant" || (format == Format::kOpenAi && role == "system");
     if (!ok) return fmt::format("messages: unexpected role '{}'", role);
   }
   if (format == Format::kAnthropic) {
@@ -155,12 +157,12 @@ void LlmTestServer::State::Handle(Format format, const httplib::Request& req,
   } in_flight_guard{this, &lock};
 
   if (!required_key.empty()) {
-    std::string given = format == Format::kAnthropic ? Header(req, "x-api-key")
-                                                     : Header(req, "Authorization");
+    std::string given =
+        format == Format::kAnthropic ? Header(req, "x-api-key") : Header(req, "Authorization");
     if (format == Format::kOpenAi && given.rfind("Bearer ", 0) == 0) given = given.substr(7);
     if (given != required_key) {
-      SendError(res, format, 401, format == Format::kAnthropic ? "authentication_error"
-                                                               : "invalid_request_error",
+      SendError(res, format, 401,
+                format == Format::kAnthropic ? "authentication_error" : "invalid_request_error",
                 "invalid_api_key", fmt::format("Incorrect API key provided: {}.", given));
       return;
     }
@@ -180,9 +182,9 @@ void LlmTestServer::State::Handle(Format format, const httplib::Request& req,
     if (format == Format::kAnthropic) {
       SendError(res, format, 404, "not_found_error", "", "model: " + model);
     } else {
-      SendError(res, format, 404, "invalid_request_error", "model_not_found",
-                fmt::format("The model `{}` does not exist or you do not have access to it.",
-                            model));
+      SendError(
+          res, format, 404, "invalid_request_error", "model_not_found",
+          fmt::format("The model `{}` does not exist or you do not have access to it.", model));
     }
     return;
   }
@@ -216,11 +218,10 @@ void LlmTestServer::State::Handle(Format format, const httplib::Request& req,
       res.set_content(reply, "application/json");
       return;
     case Kind::kHttpError: {
-      std::string type = a.status == 429   ? (format == Format::kAnthropic ? "rate_limit_error"
-                                                                           : "requests")
-                         : a.status == 529 ? "overloaded_error"
-                                           : (format == Format::kAnthropic ? "api_error"
-                                                                           : "server_error");
+      std::string type =
+          a.status == 429   ? (format == Format::kAnthropic ? "rate_limit_error" : "requests")
+          : a.status == 529 ? "overloaded_error"
+                            : (format == Format::kAnthropic ? "api_error" : "server_error");
       std::string message = !a.error_message.empty() ? a.error_message
                             : a.status == 429        ? "Rate limit reached; slow down."
                                                      : "The server had an error.";
@@ -245,10 +246,10 @@ void LlmTestServer::State::Handle(Format format, const httplib::Request& req,
         res.set_content(json{{"id", "msg_wrong"}, {"type", "message"}, {"content", a.text}}.dump(),
                         "application/json");
       } else {
-        res.set_content(json{{"id", "chatcmpl-wrong"}, {"object", "chat.completion"},
-                             {"result", a.text}}
-                            .dump(),
-                        "application/json");
+        res.set_content(
+            json{{"id", "chatcmpl-wrong"}, {"object", "chat.completion"}, {"result", a.text}}
+                .dump(),
+            "application/json");
       }
       return;
   }

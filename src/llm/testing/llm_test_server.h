@@ -39,10 +39,10 @@ struct ServerAction {
   int64_t prompt_tokens = 11;
   int64_t completion_tokens = 7;
   bool omit_usage = false;
-  std::string finish_reason;          // empty: "stop" (OpenAI) or "end_turn" (Anthropic)
-  int status = 500;                   // kHttpError
-  std::string error_message;          // kHttpError; empty: a message fitting the status
-  std::string retry_after;            // kHttpError: the Retry-After header, if not empty
+  std::string finish_reason;  // empty: "stop" (OpenAI) or "end_turn" (Anthropic)
+  int status = 500;           // kHttpError
+  std::string error_message;  // kHttpError; empty: a message fitting the status
+  std::string retry_after;    // kHttpError: the Retry-After header, if not empty
   std::chrono::milliseconds delay{0};
   int peers = 0;
 
