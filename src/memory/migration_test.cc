@@ -1,0 +1,85 @@
+// A store written by schema version 1 (testdata/store_v1.db, made by testdata/make_v1_fixture.cc)
+// opens in this build, migrated, with its data intact and usable.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include "kope/memory/error_signature.h"
+#include "kope/memory/sqlite_store.h"
+#include "test_graph.h"
+
+namespace kope::memory {
+namespace {
+
+using testing::TempDir;
+using testing::ValueOrDie;
+
+int64_t UserVersion(const std::filesystem::path& file) {
+  sqlite3* db = nullptr;
+  sqlite3_open_v2(file.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
+  sqlite3_stmt* stmt = nullptr;
+  sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &stmt, nullptr);
+  int64_t version = sqlite3_step(stmt) == SQLITE_ROW ? sqlite3_column_int64(stmt, 0) : -1;
+  sqlite3_finalize(stmt);
+  sqlite3_close(db);
+  return version;
+}
+
+TEST(MigrationTest, VersionOneFixtureOpensMigrated) {
+  TempDir dir;
+  std::filesystem::path file = dir / "store_v1.db";
+  std::filesystem::copy_file(
+      std::filesystem::path(KOPE_SOURCE_DIR) / "src/memory/testdata/store_v1.db", file);
+  ASSERT_EQ(UserVersion(file), 1);
+
+  auto store = testing::OpenOrDie(file);
+  StoreStats stats = ValueOrDie(store->Stats());
+  EXPECT_EQ(stats.schema_version, 2);
+  EXPECT_EQ(stats.tasks, 1);
+  EXPECT_EQ(stats.attempts, 3);
+  EXPECT_EQ(stats.outcomes, 3);
+  EXPECT_EQ(stats.insights, 1);
+  KOPE_ASSERT_OK(store->CheckIntegrity());
+
+  // Version 2's column was backfilled from the stored error messages.
+  OutcomeNode failed = ValueOrDie(store->GetOutcome(3));
+  EXPECT_EQ(failed.verdict, "compile_error");
+  EXPECT_EQ(failed.error_signature, NormalizeError(failed.error_message));
+  EXPECT_EQ(failed.error_signature, "<file>(N): error: identifier \"tile\" is undefined");
+  EXPECT_EQ(ValueOrDie(store->AttemptsWithError(failed.error_signature, "softmax", 5)).size(), 1u);
+  EXPECT_EQ(ValueOrDie(store->GetOutcome(1)).error_signature, "");
+
+  // The old data answers the queries.
+  std::vector<AttemptView> lineage = ValueOrDie(store->Lineage(3));
+  ASSERT_EQ(lineage.size(), 3u);
+  EXPECT_EQ(lineage[1].attempt.decision, "vectorize loads with float4");
+  EXPECT_EQ(lineage[1].outcome->speedup, 1.5);
+  EXPECT_EQ(ValueOrDie(store->BestAttempts(testing::Best(0, "softmax", 0))).front().attempt.id, 2);
+  EXPECT_EQ(ValueOrDie(store->Search(testing::Words("float4"))).size(),
+            2u);  // an attempt, an insight
+  InsightQuery q;
+  q.op_family = "softmax";
+  q.backend = "cuda";
+  q.arch = "sm_90";
+  EXPECT_EQ(ValueOrDie(store->FindInsights(q)).front().insight.support, 1);
+  EXPECT_EQ(ValueOrDie(store->Usage({{NodeKind::kInsight, 1}})).front().credit, -0.1);
+
+  // And takes new writes that refer to it.
+  KOPE_ASSERT_OK(store->Write([&](GraphWriter& w) -> Status {
+    AttemptNode a;
+    a.run_id = 1;
+    a.parent_id = 2;
+    a.decision = "warp shuffle for the row max";
+    KOPE_ASSIGN_OR_RETURN(NodeId id, w.PutAttempt(a, "__shfl_xor_sync"));
+    OutcomeNode o = testing::Valid(2.0);
+    o.attempt_id = id;
+    return w.PutOutcome(o).status();
+  }));
+  EXPECT_EQ(ValueOrDie(store->Children(2)).size(), 2u);
+  store.reset();
+  EXPECT_EQ(UserVersion(file), 2);
+  // A second open finds nothing to migrate.
+  EXPECT_EQ(ValueOrDie(testing::OpenOrDie(file)->Stats()).attempts, 4);
+}
+
+}  // namespace
+}  // namespace kope::memory

@@ -1,0 +1,296 @@
+// Graph queries of the SQLite store: lineage, alternatives, best attempts, insights, errors,
+// evidence and usage.
+#include <algorithm>
+
+#include "kope/memory/evidence.h"
+#include "sqlite_store_impl.h"
+
+namespace kope::memory::sqlite {
+namespace {
+
+const std::string& OutcomeSelect() {
+  static const std::string sql = "SELECT " + std::string(kOutcomeColumns) + " FROM outcomes o ";
+  return sql;
+}
+
+// The condition of the partial indexes that rank valid outcomes.
+constexpr std::string_view kRankable =
+    " o.verdict = 'valid' AND o.flagged = 0 AND o.speedup IS NOT NULL ";
+
+}  // namespace
+
+Result<std::optional<OutcomeNode>> SqliteStore::LatestOutcome(NodeId attempt) {
+  static const std::string sql =
+      OutcomeSelect() + "WHERE o.attempt_id = ? ORDER BY o.id DESC LIMIT 1";
+  KOPE_ASSIGN_OR_RETURN(Query q, db_->Prepare(sql));
+  q.Bind(1, attempt);
+  KOPE_ASSIGN_OR_RETURN(bool row, q.Step());
+  if (!row) return std::optional<OutcomeNode>();
+  return std::optional<OutcomeNode>(ReadOutcome(q, 0));
+}
+
+Result<std::vector<AttemptView>> SqliteStore::ViewsOf(const std::vector<NodeId>& attempt_ids) {
+  std::vector<AttemptView> views;
+  views.reserve(attempt_ids.size());
+  for (NodeId id : attempt_ids) {
+    AttemptView view;
+    KOPE_ASSIGN_OR_RETURN(view.attempt, LoadAttempt(id));
+    KOPE_ASSIGN_OR_RETURN(view.outcome, LatestOutcome(id));
+    views.push_back(std::move(view));
+  }
+  return views;
+}
+
+Result<std::vector<NodeId>> SqliteStore::Ids(Query& query) {
+  std::vector<NodeId> ids;
+  while (true) {
+    KOPE_ASSIGN_OR_RETURN(bool row, query.Step());
+    if (!row) return ids;
+    ids.push_back(query.Int(0));
+  }
+}
+
+Result<std::vector<AttemptView>> SqliteStore::Lineage(NodeId attempt) {
+  std::lock_guard lock(mu_);
+  ReadSnapshot snapshot(*db_);
+  KOPE_RETURN_IF_ERROR(snapshot.status());
+  std::vector<NodeId> ids;
+  {
+    KOPE_ASSIGN_OR_RETURN(Query q,
+                          db_->Prepare("WITH RECURSIVE chain(id, parent, depth) AS ("
+                                       " SELECT id, parent_id, 0 FROM attempts WHERE id = ?"
+                                       " UNION ALL SELECT a.id, a.parent_id, c.depth + 1"
+                                       " FROM attempts a JOIN chain c ON a.id = c.parent"
+                                       " WHERE c.depth < 1000000)"
+                                       " SELECT id FROM chain ORDER BY depth DESC"));
+    q.Bind(1, attempt);
+    KOPE_ASSIGN_OR_RETURN(ids, Ids(q));
+  }
+  if (ids.empty()) return Status::NotFound("no " + FormatNodeRef({NodeKind::kAttempt, attempt}));
+  return ViewsOf(ids);
+}
+
+Result<std::vector<AttemptView>> SqliteStore::Children(NodeId attempt) {
+  std::lock_guard lock(mu_);
+  ReadSnapshot snapshot(*db_);
+  KOPE_RETURN_IF_ERROR(snapshot.status());
+  std::vector<NodeId> ids;
+  {
+    KOPE_ASSIGN_OR_RETURN(Query q,
+                          db_->Prepare("SELECT id FROM attempts WHERE parent_id = ? ORDER BY id"));
+    q.Bind(1, attempt);
+    KOPE_ASSIGN_OR_RETURN(ids, Ids(q));
+  }
+  return ViewsOf(ids);
+}
+
+Result<std::vector<AttemptView>> SqliteStore::RunAttempts(NodeId run) {
+  std::lock_guard lock(mu_);
+  ReadSnapshot snapshot(*db_);
+  KOPE_RETURN_IF_ERROR(snapshot.status());
+  std::vector<NodeId> ids;
+  {
+    KOPE_ASSIGN_OR_RETURN(Query q,
+                          db_->Prepare("SELECT id FROM attempts WHERE run_id = ? ORDER BY id"));
+    q.Bind(1, run);
+    KOPE_ASSIGN_OR_RETURN(ids, Ids(q));
+  }
+  return ViewsOf(ids);
+}
+
+Result<std::vector<OutcomeNode>> SqliteStore::Outcomes(NodeId attempt) {
+  std::lock_guard lock(mu_);
+  static const std::string sql = OutcomeSelect() + "WHERE o.attempt_id = ? ORDER BY o.id";
+  KOPE_ASSIGN_OR_RETURN(Query q, db_->Prepare(sql));
+  q.Bind(1, attempt);
+  std::vector<OutcomeNode> out;
+  while (true) {
+    KOPE_ASSIGN_OR_RETURN(bool row, q.Step());
+    if (!row) return out;
+    out.push_back(ReadOutcome(q, 0));
+  }
+}
+
+Result<std::vector<AttemptView>> SqliteStore::AttemptsWithSource(NodeId task_id, NodeId hardware_id,
+                                                                 std::string_view source_hash) {
+  std::lock_guard lock(mu_);
+  if (!IsValidKey(source_hash)) {
+    return Status::InvalidArgument("bad source hash '" + std::string(source_hash) + "'");
+  }
+  ReadSnapshot snapshot(*db_);
+  KOPE_RETURN_IF_ERROR(snapshot.status());
+  std::vector<NodeId> ids;
+  {
+    KOPE_ASSIGN_OR_RETURN(
+        Query q, db_->Prepare("SELECT a.id FROM attempts a WHERE a.source_id = (SELECT id FROM "
+                              "sources WHERE hash = ?) AND a.task_id = ? AND a.hardware_id = ? "
+                              "ORDER BY a.id"));
+    q.BindBlob(1, KeyToBlob(source_hash)).Bind(2, task_id).Bind(3, hardware_id);
+    KOPE_ASSIGN_OR_RETURN(ids, Ids(q));
+  }
+  return ViewsOf(ids);
+}
+
+Result<std::vector<AttemptView>> SqliteStore::BestAttempts(const BestQuery& query) {
+  std::lock_guard lock(mu_);
+  if (query.task_id == 0 && query.op_family.empty() && query.hardware_id == 0) {
+    return Status::InvalidArgument("BestAttempts needs a task, an op family or a hardware");
+  }
+  const std::string order = " ORDER BY o.speedup DESC, o.id";
+  std::string sql = OutcomeSelect() + "WHERE" + std::string(kRankable);
+  if (query.task_id != 0) {
+    sql += "AND o.task_id = ?1 AND (?2 = 0 OR o.hardware_id = ?2)" + order;
+  } else if (!query.op_family.empty() && query.hardware_id != 0) {
+    sql += "AND o.hardware_id = ?2 AND o.op_family = ?3" + order;
+  } else if (!query.op_family.empty()) {
+    sql += "AND o.op_family = ?3" + order;
+  } else {
+    sql += "AND o.hardware_id = ?2" + order;
+  }
+  ReadSnapshot snapshot(*db_);
+  KOPE_RETURN_IF_ERROR(snapshot.status());
+  KOPE_ASSIGN_OR_RETURN(Query q, db_->Prepare(sql));
+  if (query.task_id != 0) q.Bind(1, query.task_id);
+  if (sql.find("?2") != std::string::npos) q.Bind(2, query.hardware_id);
+  if (sql.find("?3") != std::string::npos) q.Bind(3, query.op_family);
+  std::vector<AttemptView> out;
+  std::vector<NodeId> seen;
+  while (static_cast<int>(out.size()) < query.limit) {
+    KOPE_ASSIGN_OR_RETURN(bool row, q.Step());
+    if (!row) break;
+    OutcomeNode outcome = ReadOutcome(q, 0);
+    if (std::find(seen.begin(), seen.end(), outcome.attempt_id) != seen.end()) continue;
+    seen.push_back(outcome.attempt_id);
+    AttemptView view;
+    KOPE_ASSIGN_OR_RETURN(view.attempt, LoadAttempt(outcome.attempt_id));
+    view.outcome = std::move(outcome);
+    out.push_back(std::move(view));
+  }
+  return out;
+}
+
+Result<std::vector<RankedInsight>> SqliteStore::FindInsights(const InsightQuery& query) {
+  std::lock_guard lock(mu_);
+  static const std::string sql = "SELECT " + std::string(kInsightColumns) +
+                                 " FROM insights i WHERE i.op_family = ? OR i.op_family = ''";
+  KOPE_ASSIGN_OR_RETURN(Query q, db_->Prepare(sql));
+  q.Bind(1, query.op_family);
+  std::vector<RankedInsight> ranked;
+  while (true) {
+    KOPE_ASSIGN_OR_RETURN(bool row, q.Step());
+    if (!row) break;
+    RankedInsight r;
+    r.insight = ReadInsight(q, 0);
+    const InsightNode& i = r.insight;
+    if (!query.kinds.empty() &&
+        std::find(query.kinds.begin(), query.kinds.end(), i.kind) == query.kinds.end()) {
+      continue;
+    }
+    if (!query.classes.empty() &&
+        std::none_of(i.classes.begin(), i.classes.end(), [&](const std::string& c) {
+          return std::find(query.classes.begin(), query.classes.end(), c) != query.classes.end();
+        })) {
+      continue;
+    }
+    r.scope_weight = ScopeWeight(i.scope, query);
+    if (r.scope_weight <= 0) continue;
+    r.evidence = InsightEvidence(i);
+    r.score = r.evidence * r.scope_weight;
+    ranked.push_back(std::move(r));
+  }
+  std::sort(ranked.begin(), ranked.end(), [](const RankedInsight& a, const RankedInsight& b) {
+    if (a.score != b.score) return a.score > b.score;
+    return a.insight.id < b.insight.id;
+  });
+  if (static_cast<int>(ranked.size()) > std::max(0, query.limit)) {
+    ranked.resize(std::max(0, query.limit));
+  }
+  return ranked;
+}
+
+Result<std::vector<AttemptView>> SqliteStore::AttemptsWithError(std::string_view error_signature,
+                                                                std::string_view op_family,
+                                                                int limit) {
+  std::lock_guard lock(mu_);
+  static const std::string sql =
+      OutcomeSelect() +
+      "WHERE o.error_signature = ?1 AND o.error_signature <> '' AND (?2 = '' OR o.op_family = ?2) "
+      "ORDER BY o.id DESC LIMIT ?3";
+  ReadSnapshot snapshot(*db_);
+  KOPE_RETURN_IF_ERROR(snapshot.status());
+  KOPE_ASSIGN_OR_RETURN(Query q, db_->Prepare(sql));
+  q.Bind(1, error_signature).Bind(2, op_family).Bind(3, std::max(0, limit));
+  std::vector<AttemptView> out;
+  while (true) {
+    KOPE_ASSIGN_OR_RETURN(bool row, q.Step());
+    if (!row) return out;
+    AttemptView view;
+    view.outcome = ReadOutcome(q, 0);
+    KOPE_ASSIGN_OR_RETURN(view.attempt, LoadAttempt(view.outcome->attempt_id));
+    out.push_back(std::move(view));
+  }
+}
+
+Result<std::vector<EvidenceEdge>> SqliteStore::Evidence(NodeId insight) {
+  std::lock_guard lock(mu_);
+  KOPE_ASSIGN_OR_RETURN(
+      Query q, db_->Prepare("SELECT insight_id, outcome_id, relation, effect, created_at FROM "
+                            "insight_evidence WHERE insight_id = ? ORDER BY outcome_id"));
+  q.Bind(1, insight);
+  std::vector<EvidenceEdge> out;
+  while (true) {
+    KOPE_ASSIGN_OR_RETURN(bool row, q.Step());
+    if (!row) return out;
+    out.push_back(
+        {q.Int(0), q.Int(1),
+         q.Int(2) > 0 ? EvidenceRelation::kSupportedBy : EvidenceRelation::kContradictedBy,
+         q.Double(3), q.Int(4)});
+  }
+}
+
+Result<std::vector<UsedEdge>> SqliteStore::UsedBy(NodeId attempt) {
+  std::lock_guard lock(mu_);
+  KOPE_ASSIGN_OR_RETURN(
+      Query q,
+      db_->Prepare("SELECT attempt_id, target_kind, target_id, section, score, tokens, "
+                   "credit FROM used WHERE attempt_id = ? ORDER BY target_kind, target_id"));
+  q.Bind(1, attempt);
+  std::vector<UsedEdge> out;
+  while (true) {
+    KOPE_ASSIGN_OR_RETURN(bool row, q.Step());
+    if (!row) return out;
+    UsedEdge e;
+    e.attempt_id = q.Int(0);
+    e.target = {KindFromStored(q.Int(1)), q.Int(2)};
+    e.section = q.Text(3);
+    e.score = q.Double(4);
+    e.tokens = q.Int(5);
+    e.credit = q.OptionalDouble(6);
+    out.push_back(std::move(e));
+  }
+}
+
+Result<std::vector<UsageStats>> SqliteStore::Usage(const std::vector<NodeRef>& targets) {
+  std::lock_guard lock(mu_);
+  ReadSnapshot snapshot(*db_);
+  KOPE_RETURN_IF_ERROR(snapshot.status());
+  std::vector<UsageStats> out;
+  out.reserve(targets.size());
+  for (const NodeRef& target : targets) {
+    KOPE_ASSIGN_OR_RETURN(Query q, db_->Prepare("SELECT shown, credited, credit FROM usage "
+                                                "WHERE target_kind = ? AND target_id = ?"));
+    q.Bind(1, StoredKind(target.kind)).Bind(2, target.id);
+    KOPE_ASSIGN_OR_RETURN(bool row, q.Step());
+    UsageStats stats;
+    stats.target = target;
+    if (row) {
+      stats.shown = q.Int(0);
+      stats.credited = q.Int(1);
+      stats.credit = q.Double(2);
+    }
+    out.push_back(stats);
+  }
+  return out;
+}
+
+}  // namespace kope::memory::sqlite

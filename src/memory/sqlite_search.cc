@@ -1,0 +1,196 @@
+// Full-text search and task similarity in the SQLite store (FTS5, BM25).
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "sqlite_store_impl.h"
+
+namespace kope::memory::sqlite {
+namespace {
+
+constexpr size_t kMaxQueryWords = 32;
+
+// The words of free text as an FTS5 query: each word quoted (so that no text is read as query
+// syntax), joined by AND or OR. "" when the text has no words.
+std::string FtsQuery(std::string_view text, bool match_all) {
+  std::vector<std::string> words;
+  std::string word;
+  auto flush = [&] {
+    if (!word.empty() && std::find(words.begin(), words.end(), word) == words.end() &&
+        words.size() < kMaxQueryWords) {
+      words.push_back(word);
+    }
+    word.clear();
+  };
+  for (char c : text) {
+    unsigned char u = static_cast<unsigned char>(c);
+    if (std::isalnum(u) || u >= 0x80) {
+      word.push_back(static_cast<char>(std::tolower(u)));
+    } else {
+      flush();
+    }
+  }
+  flush();
+  std::string query;
+  for (const std::string& w : words) {
+    if (!query.empty()) query += match_all ? " AND " : " OR ";
+    query += "\"" + w + "\"";
+  }
+  return query;
+}
+
+std::string OneLine(std::string_view text, size_t max_chars = 160) {
+  size_t start = text.find_first_not_of(" \t\r\n");
+  if (start == std::string_view::npos) return "";
+  text = text.substr(start);
+  std::string line(text.substr(0, text.find('\n')));
+  if (line.size() > max_chars) line = line.substr(0, max_chars - 3) + "...";
+  return line;
+}
+
+struct KindSql {
+  SearchKind kind;
+  NodeKind node;
+  const char* sql;  // ?1 match, ?2 family ("" any), ?3 limit; columns: id, bm25, text
+};
+
+constexpr KindSql kSearchSql[] = {
+    {SearchKind::kAttempt, NodeKind::kAttempt,
+     "SELECT a.id, bm25(attempts_fts), a.decision FROM attempts_fts f JOIN attempts a ON a.id = "
+     "f.rowid WHERE attempts_fts MATCH ?1 AND (?2 = '' OR a.task_id IN (SELECT id FROM tasks "
+     "WHERE op_family = ?2)) ORDER BY bm25(attempts_fts), a.id LIMIT ?3"},
+    {SearchKind::kInsight, NodeKind::kInsight,
+     "SELECT i.id, bm25(insights_fts), i.text FROM insights_fts f JOIN insights i ON i.id = "
+     "f.rowid WHERE insights_fts MATCH ?1 AND (?2 = '' OR i.op_family IN (?2, '')) "
+     "ORDER BY bm25(insights_fts), i.id LIMIT ?3"},
+    {SearchKind::kError, NodeKind::kOutcome,
+     "SELECT o.id, bm25(errors_fts), o.error_message FROM errors_fts f JOIN outcomes o ON o.id = "
+     "f.rowid WHERE errors_fts MATCH ?1 AND (?2 = '' OR o.op_family = ?2) "
+     "ORDER BY bm25(errors_fts), o.id LIMIT ?3"},
+    {SearchKind::kTask, NodeKind::kTask,
+     "SELECT t.id, bm25(tasks_fts), t.name || ': ' || t.description FROM tasks_fts f JOIN tasks t "
+     "ON t.id = f.rowid WHERE tasks_fts MATCH ?1 AND (?2 = '' OR t.op_family = ?2) "
+     "ORDER BY bm25(tasks_fts), t.id LIMIT ?3"},
+};
+
+}  // namespace
+
+Result<std::vector<SearchHit>> SqliteStore::Search(const SearchQuery& query) {
+  std::lock_guard lock(mu_);
+  std::string match = FtsQuery(query.text, query.match_all);
+  std::vector<SearchHit> hits;
+  if (match.empty() || query.limit <= 0) return hits;
+  ReadSnapshot snapshot(*db_);
+  KOPE_RETURN_IF_ERROR(snapshot.status());
+  for (const KindSql& k : kSearchSql) {
+    if (!query.kinds.empty() &&
+        std::find(query.kinds.begin(), query.kinds.end(), k.kind) == query.kinds.end()) {
+      continue;
+    }
+    KOPE_ASSIGN_OR_RETURN(Query q, db_->Prepare(k.sql));
+    q.Bind(1, match).Bind(2, query.op_family).Bind(3, query.limit);
+    while (true) {
+      KOPE_ASSIGN_OR_RETURN(bool row, q.Step());
+      if (!row) break;
+      hits.push_back({k.kind, {k.node, q.Int(0)}, -q.Double(1), OneLine(q.TextView(2))});
+    }
+  }
+  std::stable_sort(hits.begin(), hits.end(), [](const SearchHit& a, const SearchHit& b) {
+    if (a.relevance != b.relevance) return a.relevance > b.relevance;
+    if (a.kind != b.kind) return a.kind < b.kind;
+    return a.node.id < b.node.id;
+  });
+  if (static_cast<int>(hits.size()) > query.limit) hits.resize(query.limit);
+  return hits;
+}
+
+Result<std::vector<SimilarTask>> SqliteStore::SimilarTasks(NodeId task_id, int limit) {
+  std::lock_guard lock(mu_);
+  ReadSnapshot snapshot(*db_);
+  KOPE_RETURN_IF_ERROR(snapshot.status());
+  KOPE_ASSIGN_OR_RETURN(TaskNode target, GetTask(task_id));
+  const int fetch = std::max(50, 4 * limit);
+  struct Candidate {
+    TaskNode task;
+    double text = 0;  // BM25, negative: more negative is more similar
+  };
+  std::map<NodeId, Candidate> candidates;
+  auto collect = [&](Query& q) -> Status {
+    while (true) {
+      KOPE_ASSIGN_OR_RETURN(bool row, q.Step());
+      if (!row) return Status::Ok();
+      TaskNode t = ReadTask(q, 0);
+      if (t.id != task_id) candidates.emplace(t.id, Candidate{std::move(t), 0});
+    }
+  };
+  const std::string select = "SELECT " + std::string(kTaskColumns) + " FROM tasks t ";
+  if (target.size > 0) {
+    const double log_size = std::log10(target.size);
+    for (const char* tail :
+         {"WHERE t.op_family = ?1 AND t.log_size >= ?2 ORDER BY t.log_size LIMIT ?3",
+          "WHERE t.op_family = ?1 AND t.log_size < ?2 ORDER BY t.log_size DESC LIMIT ?3"}) {
+      KOPE_ASSIGN_OR_RETURN(Query q, db_->Prepare(select + tail));
+      q.Bind(1, target.op_family).Bind(2, log_size).Bind(3, fetch);
+      KOPE_RETURN_IF_ERROR(collect(q));
+    }
+  }
+  {
+    KOPE_ASSIGN_OR_RETURN(Query q,
+                          db_->Prepare(select + "WHERE t.op_family = ?1 AND t.log_size IS NULL "
+                                                "ORDER BY t.id LIMIT ?2"));
+    q.Bind(1, target.op_family).Bind(2, fetch);
+    KOPE_RETURN_IF_ERROR(collect(q));
+  }
+  if (target.size <= 0) {
+    KOPE_ASSIGN_OR_RETURN(Query q,
+                          db_->Prepare(select + "WHERE t.op_family = ?1 ORDER BY t.id LIMIT ?2"));
+    q.Bind(1, target.op_family).Bind(2, fetch);
+    KOPE_RETURN_IF_ERROR(collect(q));
+  }
+  std::string match =
+      FtsQuery(target.name + " " + target.op_family + " " + target.description, false);
+  double best_text = 0;
+  if (!match.empty()) {
+    std::vector<std::pair<NodeId, double>> text_hits;
+    {
+      KOPE_ASSIGN_OR_RETURN(Query q, db_->Prepare("SELECT rowid, bm25(tasks_fts) FROM tasks_fts "
+                                                  "WHERE tasks_fts MATCH ? ORDER BY "
+                                                  "bm25(tasks_fts), rowid LIMIT ?"));
+      q.Bind(1, match).Bind(2, fetch + 1);
+      while (true) {
+        KOPE_ASSIGN_OR_RETURN(bool row, q.Step());
+        if (!row) break;
+        if (q.Int(0) != task_id) text_hits.emplace_back(q.Int(0), q.Double(1));
+      }
+    }
+    for (const auto& [id, bm25] : text_hits) {
+      best_text = std::min(best_text, bm25);
+      auto it = candidates.find(id);
+      if (it == candidates.end()) {
+        KOPE_ASSIGN_OR_RETURN(TaskNode t, GetTask(id));
+        it = candidates.emplace(id, Candidate{std::move(t), 0}).first;
+      }
+      it->second.text = bm25;
+    }
+  }
+  std::vector<SimilarTask> out;
+  for (auto& [id, c] : candidates) {
+    double family = c.task.op_family == target.op_family ? 1.0 : 0.0;
+    double size = 0.5;
+    if (c.task.size > 0 && target.size > 0) {
+      size = 1.0 / (1.0 + std::abs(std::log10(c.task.size) - std::log10(target.size)));
+    }
+    double text = best_text < 0 ? c.text / best_text : 0.0;
+    out.push_back({std::move(c.task), 0.5 * family + 0.3 * size + 0.2 * text});
+  }
+  std::sort(out.begin(), out.end(), [](const SimilarTask& a, const SimilarTask& b) {
+    if (a.score != b.score) return a.score > b.score;
+    return a.task.id < b.task.id;
+  });
+  if (static_cast<int>(out.size()) > std::max(0, limit)) out.resize(std::max(0, limit));
+  return out;
+}
+
+}  // namespace kope::memory::sqlite

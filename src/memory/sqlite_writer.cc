@@ -1,0 +1,472 @@
+// Write transactions and the GraphWriter of the SQLite store.
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "kope/base/hash.h"
+#include "kope/memory/decision_classes.h"
+#include "kope/memory/error_signature.h"
+#include "kope/memory/line_diff.h"
+#include "sqlite_store_impl.h"
+
+namespace kope::memory::sqlite {
+namespace {
+
+constexpr size_t kRecentAttempts = 512;
+
+Status CheckJsonObject(std::string_view what, std::string_view json) {
+  size_t first = json.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos || json[first] != '{' || !nlohmann::json::accept(json)) {
+    return Status::InvalidArgument(std::string(what) + " must be a JSON object, got '" +
+                                   std::string(json.substr(0, 60)) + "'");
+  }
+  return Status::Ok();
+}
+
+Status CheckKey(NodeKind kind, const std::string& key) {
+  if (key.empty() || IsValidKey(key)) return Status::Ok();
+  return Status::InvalidArgument("bad " + std::string(NodeKindName(kind)) + " key '" + key +
+                                 "': expected 32 lowercase hex digits");
+}
+
+Status CheckFinite(std::string_view what, std::optional<double> value) {
+  if (!value.has_value() || std::isfinite(*value)) return Status::Ok();
+  return Status::InvalidArgument(std::string(what) + " must be a finite number");
+}
+
+Result<std::vector<std::string>> NormalizedClasses(const std::vector<std::string>& classes) {
+  for (const std::string& c : classes) {
+    if (c.empty() || c.find_first_of(" \t\r\n") != std::string::npos) {
+      return Status::InvalidArgument("bad decision class '" + c +
+                                     "': classes are single words such as 'vectorize-loads'");
+    }
+  }
+  return MergeClasses(classes, {});
+}
+
+UnixMillis OrNow(UnixMillis t) { return t != 0 ? t : NowMillis(); }
+
+// Runs an INSERT ... ON CONFLICT(key) DO NOTHING RETURNING id; when the key exists, looks it up.
+Result<NodeId> InsertOrFind(Db& db, Query& insert, std::string_view table, std::string_view blob) {
+  KOPE_ASSIGN_OR_RETURN(bool row, insert.Step());
+  if (row) {
+    NodeId id = insert.Int(0);
+    KOPE_RETURN_IF_ERROR(insert.Run());
+    return id;
+  }
+  KOPE_ASSIGN_OR_RETURN(Query find,
+                        db.Prepare("SELECT id FROM " + std::string(table) + " WHERE key = ?"));
+  find.BindBlob(1, blob);
+  KOPE_ASSIGN_OR_RETURN(bool found, find.Step());
+  if (!found) return Status::Internal("a conflicting " + std::string(table) + " row vanished");
+  return find.Int(0);
+}
+
+}  // namespace
+
+class SqliteWriter final : public GraphWriter {
+ public:
+  explicit SqliteWriter(SqliteStore& store) : store_(store), db_(*store.db_) {}
+
+  Result<NodeId> PutTask(const TaskNode& task) override {
+    if (task.name.empty() || task.op_family.empty()) {
+      return Status::InvalidArgument("a task needs a name and an op family");
+    }
+    if (!std::isfinite(task.size) || task.size < 0) {
+      return Status::InvalidArgument("task '" + task.name + "': size must be >= 0");
+    }
+    KOPE_RETURN_IF_ERROR(CheckKey(NodeKind::kTask, task.key));
+    KOPE_RETURN_IF_ERROR(CheckJsonObject("task attrs", task.attrs_json));
+    std::string blob = KeyToBlob(task.key.empty() ? TaskKey(task.name, task.spec_hash) : task.key);
+    KOPE_ASSIGN_OR_RETURN(
+        Query q, db_.Prepare("INSERT INTO tasks(key, name, op_family, description, size, log_size, "
+                             "spec_hash, attrs, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                             "ON CONFLICT(key) DO NOTHING RETURNING id"));
+    q.BindBlob(1, blob).Bind(2, task.name).Bind(3, task.op_family).Bind(4, task.description);
+    q.Bind(5, task.size)
+        .Bind(6, task.size > 0 ? std::optional(std::log10(task.size)) : std::nullopt);
+    q.Bind(7, task.spec_hash).Bind(8, task.attrs_json).Bind(9, OrNow(task.created_at));
+    return InsertOrFind(db_, q, "tasks", blob);
+  }
+
+  Result<NodeId> PutHardware(const HardwareNode& hw) override {
+    if (hw.backend.empty() || hw.device.empty()) {
+      return Status::InvalidArgument("hardware needs a backend and a device");
+    }
+    KOPE_RETURN_IF_ERROR(CheckKey(NodeKind::kHardware, hw.key));
+    KOPE_RETURN_IF_ERROR(CheckJsonObject("hardware attrs", hw.attrs_json));
+    std::string blob =
+        KeyToBlob(hw.key.empty() ? HardwareKey(hw.backend, hw.device, hw.arch) : hw.key);
+    KOPE_ASSIGN_OR_RETURN(
+        Query q, db_.Prepare("INSERT INTO hardware(key, backend, device, arch, attrs, created_at) "
+                             "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(key) DO NOTHING RETURNING id"));
+    q.BindBlob(1, blob).Bind(2, hw.backend).Bind(3, hw.device).Bind(4, hw.arch);
+    q.Bind(5, hw.attrs_json).Bind(6, OrNow(hw.created_at));
+    return InsertOrFind(db_, q, "hardware", blob);
+  }
+
+  Result<NodeId> PutRun(const RunNode& run) override {
+    KOPE_RETURN_IF_ERROR(CheckKey(NodeKind::kRun, run.key));
+    KOPE_RETURN_IF_ERROR(CheckJsonObject("run config", run.config_json));
+    KOPE_ASSIGN_OR_RETURN(std::string task_key, KeyOf("tasks", NodeKind::kTask, run.task_id));
+    KOPE_ASSIGN_OR_RETURN(std::string hw_key,
+                          KeyOf("hardware", NodeKind::kHardware, run.hardware_id));
+    UnixMillis started = OrNow(run.started_at);
+    std::string blob = KeyToBlob(run.key.empty() ? NewRunKey(task_key, hw_key, started) : run.key);
+    KOPE_ASSIGN_OR_RETURN(
+        Query q, db_.Prepare("INSERT INTO runs(key, task_id, hardware_id, label, compiler, config, "
+                             "started_at) VALUES (?, ?, ?, ?, ?, ?, ?) "
+                             "ON CONFLICT(key) DO NOTHING RETURNING id"));
+    q.BindBlob(1, blob).Bind(2, run.task_id).Bind(3, run.hardware_id).Bind(4, run.label);
+    q.Bind(5, run.compiler).Bind(6, run.config_json).Bind(7, started);
+    return InsertOrFind(db_, q, "runs", blob);
+  }
+
+  Result<NodeId> PutAttempt(const AttemptNode& attempt, std::string_view source) override {
+    KOPE_RETURN_IF_ERROR(CheckKey(NodeKind::kAttempt, attempt.key));
+    if (attempt.prompt_tokens < 0 || attempt.completion_tokens < 0) {
+      return Status::InvalidArgument("attempt token counts must be >= 0");
+    }
+    KOPE_ASSIGN_OR_RETURN(std::vector<std::string> given, NormalizedClasses(attempt.classes));
+    KOPE_ASSIGN_OR_RETURN(SqliteStore::RunFacts run, store_.FactsOfRun(attempt.run_id));
+    SqliteStore::AttemptFacts parent;
+    if (attempt.parent_id != 0) {
+      KOPE_ASSIGN_OR_RETURN(parent, store_.FactsOfAttempt(attempt.parent_id));
+    }
+    std::string stored_source;
+    if (source.empty() && !attempt.source_hash.empty()) {
+      KOPE_ASSIGN_OR_RETURN(stored_source, store_.GetSource(attempt.source_hash));
+      source = stored_source;
+    }
+    std::string hash = ContentHash(source);
+    if (!attempt.source_hash.empty() && attempt.source_hash != hash) {
+      return Status::InvalidArgument("attempt source_hash " + attempt.source_hash +
+                                     " does not match its source (" + hash + ")");
+    }
+    std::string key = attempt.key.empty() ? AttemptKey(run.key, parent.key, hash, attempt.decision,
+                                                       attempt.proposer)
+                                          : attempt.key;
+    std::string blob = KeyToBlob(key);
+    {
+      KOPE_ASSIGN_OR_RETURN(Query find, db_.Prepare("SELECT id FROM attempts WHERE key = ?"));
+      find.BindBlob(1, blob);
+      KOPE_ASSIGN_OR_RETURN(bool found, find.Step());
+      if (found) return find.Int(0);
+    }
+    std::string diff = attempt.diff;
+    if (diff.empty() && attempt.parent_id != 0) diff = UnifiedDiff(parent.source, source);
+    std::vector<std::string> classes = MergeClasses(
+        std::move(given),
+        ClassifyDecision(attempt.decision, attempt.parent_id != 0 ? AddedLines(diff) : source));
+    KOPE_ASSIGN_OR_RETURN(NodeId source_id, PutSource(hash, source));
+    KOPE_ASSIGN_OR_RETURN(
+        Query q,
+        db_.Prepare("INSERT INTO attempts(key, run_id, task_id, hardware_id, parent_id, source_id, "
+                    "diff, decision, classes, proposer, prompt_tokens, completion_tokens, "
+                    "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id"));
+    q.BindBlob(1, blob).Bind(2, attempt.run_id).Bind(3, run.task_id).Bind(4, run.hardware_id);
+    q.BindId(5, attempt.parent_id).Bind(6, source_id).Bind(7, diff).Bind(8, attempt.decision);
+    q.Bind(9, JoinClasses(classes)).Bind(10, attempt.proposer).Bind(11, attempt.prompt_tokens);
+    q.Bind(12, attempt.completion_tokens).Bind(13, OrNow(attempt.created_at));
+    KOPE_ASSIGN_OR_RETURN(bool row, q.Step());
+    if (!row) return Status::Internal("INSERT INTO attempts returned no id");
+    NodeId id = q.Int(0);
+    KOPE_RETURN_IF_ERROR(q.Run());
+    store_.Remember(id,
+                    {key, hash, std::string(source), run.task_id, run.hardware_id, run.op_family});
+    return id;
+  }
+
+  Result<NodeId> PutOutcome(const OutcomeNode& o) override {
+    if (!IsKnownVerdict(o.verdict)) {
+      return Status::InvalidArgument("unknown verdict '" + o.verdict +
+                                     "' (expected compile_error, runtime_error, crash, timeout, "
+                                     "incorrect or valid)");
+    }
+    if (o.stage.empty()) return Status::InvalidArgument("an outcome needs a stage, e.g. 'unit'");
+    KOPE_RETURN_IF_ERROR(CheckKey(NodeKind::kOutcome, o.key));
+    KOPE_RETURN_IF_ERROR(CheckFinite("speedup", o.speedup));
+    KOPE_RETURN_IF_ERROR(CheckFinite("time_ms", o.time_ms));
+    KOPE_RETURN_IF_ERROR(CheckFinite("roofline", o.roofline));
+    KOPE_RETURN_IF_ERROR(CheckJsonObject("outcome evidence", o.evidence_json));
+    KOPE_ASSIGN_OR_RETURN(SqliteStore::AttemptFacts a, store_.FactsOfAttempt(o.attempt_id));
+    std::string blob = KeyToBlob(
+        o.key.empty() ? OutcomeKey(a.key, o.stage, o.verdict, o.evidence_json, o.error_message)
+                      : o.key);
+    std::string signature =
+        o.error_signature.empty() ? NormalizeError(o.error_message) : o.error_signature;
+    KOPE_ASSIGN_OR_RETURN(
+        Query q,
+        db_.Prepare("INSERT INTO outcomes(key, attempt_id, task_id, hardware_id, op_family, stage, "
+                    "verdict, flagged, speedup, time_ms, roofline, error_message, error_signature, "
+                    "evidence, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                    "ON CONFLICT(key) DO NOTHING RETURNING id"));
+    q.BindBlob(1, blob).Bind(2, o.attempt_id).Bind(3, a.task_id).Bind(4, a.hardware_id);
+    q.Bind(5, a.op_family).Bind(6, o.stage).Bind(7, o.verdict).Bind(8, o.flagged ? 1 : 0);
+    q.Bind(9, o.speedup).Bind(10, o.time_ms).Bind(11, o.roofline).Bind(12, o.error_message);
+    q.Bind(13, signature).Bind(14, o.evidence_json).Bind(15, OrNow(o.created_at));
+    return InsertOrFind(db_, q, "outcomes", blob);
+  }
+
+  Result<NodeId> PutInsight(const InsightNode& insight) override {
+    if (insight.kind.empty() || insight.text.empty()) {
+      return Status::InvalidArgument("an insight needs a kind and a text");
+    }
+    const InsightScope& s = insight.scope;
+    if (s.size_min < 0 || s.size_max < 0 || (s.size_max > 0 && s.size_min > s.size_max)) {
+      return Status::InvalidArgument("insight size range must satisfy 0 <= size_min <= size_max");
+    }
+    KOPE_RETURN_IF_ERROR(CheckKey(NodeKind::kInsight, insight.key));
+    KOPE_ASSIGN_OR_RETURN(std::vector<std::string> classes, NormalizedClasses(insight.classes));
+    std::string blob = KeyToBlob(
+        insight.key.empty() ? InsightKey(insight.kind, s, classes, insight.text) : insight.key);
+    UnixMillis created = OrNow(insight.created_at);
+    KOPE_ASSIGN_OR_RETURN(
+        Query q,
+        db_.Prepare("INSERT INTO insights(key, kind, text, op_family, backend, device, arch, "
+                    "compiler, size_min, size_max, classes, created_at, updated_at) VALUES "
+                    "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(key) DO NOTHING "
+                    "RETURNING id"));
+    q.BindBlob(1, blob).Bind(2, insight.kind).Bind(3, insight.text).Bind(4, s.op_family);
+    q.Bind(5, s.backend).Bind(6, s.device).Bind(7, s.arch).Bind(8, s.compiler);
+    q.Bind(9, s.size_min).Bind(10, s.size_max).Bind(11, JoinClasses(classes)).Bind(12, created);
+    q.Bind(13, std::max(created, insight.updated_at));
+    return InsertOrFind(db_, q, "insights", blob);
+  }
+
+  Status UpdateInsightText(NodeId insight, std::string_view text) override {
+    if (text.empty()) return Status::InvalidArgument("an insight needs a text");
+    KOPE_ASSIGN_OR_RETURN(Query q,
+                          db_.Prepare("UPDATE insights SET text = ?, updated_at = ? WHERE id = ?"));
+    q.Bind(1, text).Bind(2, NowMillis()).Bind(3, insight);
+    KOPE_RETURN_IF_ERROR(q.Run());
+    if (q.Changes() == 0)
+      return Status::NotFound("no " + FormatNodeRef({NodeKind::kInsight, insight}));
+    return Status::Ok();
+  }
+
+  Result<bool> AddEvidence(const EvidenceEdge& e) override {
+    if (!std::isfinite(e.effect) || e.effect <= 0) {
+      return Status::InvalidArgument("evidence effect must be a positive number");
+    }
+    KOPE_RETURN_IF_ERROR(Exists("outcomes", NodeKind::kOutcome, e.outcome_id));
+    KOPE_ASSIGN_OR_RETURN(Query read, db_.Prepare("SELECT support, log_effect_sum FROM insights "
+                                                  "WHERE id = ?"));
+    read.Bind(1, e.insight_id);
+    KOPE_ASSIGN_OR_RETURN(bool found, read.Step());
+    if (!found)
+      return Status::InvalidArgument("no " + FormatNodeRef({NodeKind::kInsight, e.insight_id}));
+    int64_t support = read.Int(0);
+    double log_sum = read.Double(1);
+    KOPE_RETURN_IF_ERROR(read.Run());
+
+    bool supports = e.relation == EvidenceRelation::kSupportedBy;
+    UnixMillis now = OrNow(e.created_at);
+    KOPE_ASSIGN_OR_RETURN(
+        Query add,
+        db_.Prepare("INSERT INTO insight_evidence(insight_id, outcome_id, relation, "
+                    "effect, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING"));
+    add.Bind(1, e.insight_id).Bind(2, e.outcome_id).Bind(3, supports ? 1 : -1);
+    add.Bind(4, e.effect).Bind(5, now);
+    KOPE_RETURN_IF_ERROR(add.Run());
+    if (add.Changes() == 0) return false;
+    if (supports) {
+      support += 1;
+      log_sum += std::log(e.effect);
+    }
+    KOPE_ASSIGN_OR_RETURN(
+        Query update,
+        db_.Prepare("UPDATE insights SET support = ?, contradiction = contradiction + ?, "
+                    "log_effect_sum = ?, effect_size = ?, updated_at = max(updated_at, ?) "
+                    "WHERE id = ?"));
+    update.Bind(1, support).Bind(2, supports ? 0 : 1).Bind(3, log_sum);
+    update.Bind(4, support > 0 ? std::exp(log_sum / static_cast<double>(support)) : 1.0);
+    update.Bind(5, now).Bind(6, e.insight_id);
+    KOPE_RETURN_IF_ERROR(update.Run());
+    return true;
+  }
+
+  Result<bool> AddUsed(const UsedEdge& e) override {
+    KOPE_RETURN_IF_ERROR(CheckFinite("used credit", e.credit));
+    if (e.target.kind == NodeKind::kInsight) {
+      KOPE_RETURN_IF_ERROR(Exists("insights", NodeKind::kInsight, e.target.id));
+    } else if (e.target.kind == NodeKind::kAttempt) {
+      KOPE_RETURN_IF_ERROR(Exists("attempts", NodeKind::kAttempt, e.target.id));
+    } else {
+      return Status::InvalidArgument("a used edge points at an insight or an attempt, not " +
+                                     FormatNodeRef(e.target));
+    }
+    KOPE_RETURN_IF_ERROR(Exists("attempts", NodeKind::kAttempt, e.attempt_id));
+    KOPE_ASSIGN_OR_RETURN(
+        Query add, db_.Prepare("INSERT INTO used(attempt_id, target_kind, target_id, section, "
+                               "score, tokens, credit) VALUES (?, ?, ?, ?, ?, ?, ?) "
+                               "ON CONFLICT DO NOTHING"));
+    add.Bind(1, e.attempt_id).Bind(2, StoredKind(e.target.kind)).Bind(3, e.target.id);
+    add.Bind(4, e.section).Bind(5, std::isfinite(e.score) ? e.score : 0.0).Bind(6, e.tokens);
+    add.Bind(7, e.credit);
+    KOPE_RETURN_IF_ERROR(add.Run());
+    if (add.Changes() == 0) return false;
+    KOPE_ASSIGN_OR_RETURN(
+        Query usage,
+        db_.Prepare("INSERT INTO usage(target_kind, target_id, shown, credited, credit) "
+                    "VALUES (?1, ?2, 1, ?3, ?4) ON CONFLICT DO UPDATE SET shown = shown + 1, "
+                    "credited = credited + ?3, credit = credit + ?4"));
+    usage.Bind(1, StoredKind(e.target.kind)).Bind(2, e.target.id);
+    usage.Bind(3, e.credit.has_value() ? 1 : 0).Bind(4, e.credit.value_or(0.0));
+    KOPE_RETURN_IF_ERROR(usage.Run());
+    return true;
+  }
+
+  Result<int> CreditUsed(NodeId attempt, double total_credit) override {
+    if (!std::isfinite(total_credit)) return Status::InvalidArgument("credit must be finite");
+    std::vector<std::pair<int64_t, NodeId>> targets;
+    {
+      KOPE_ASSIGN_OR_RETURN(Query q, db_.Prepare("SELECT target_kind, target_id FROM used WHERE "
+                                                 "attempt_id = ? AND credit IS NULL"));
+      q.Bind(1, attempt);
+      while (true) {
+        KOPE_ASSIGN_OR_RETURN(bool row, q.Step());
+        if (!row) break;
+        targets.emplace_back(q.Int(0), q.Int(1));
+      }
+    }
+    if (targets.empty()) return 0;
+    double share = total_credit / static_cast<double>(targets.size());
+    KOPE_ASSIGN_OR_RETURN(
+        Query set,
+        db_.Prepare("UPDATE used SET credit = ? WHERE attempt_id = ? AND credit IS NULL"));
+    set.Bind(1, share).Bind(2, attempt);
+    KOPE_RETURN_IF_ERROR(set.Run());
+    for (const auto& [kind, id] : targets) {
+      KOPE_ASSIGN_OR_RETURN(
+          Query usage, db_.Prepare("UPDATE usage SET credited = credited + 1, credit = credit + ? "
+                                   "WHERE target_kind = ? AND target_id = ?"));
+      usage.Bind(1, share).Bind(2, kind).Bind(3, id);
+      KOPE_RETURN_IF_ERROR(usage.Run());
+    }
+    return static_cast<int>(targets.size());
+  }
+
+  Result<std::string> PutSource(std::string_view text) override {
+    std::string hash = ContentHash(text);
+    KOPE_RETURN_IF_ERROR(PutSource(hash, text).status());
+    return hash;
+  }
+
+  Result<NodeId> FindByKey(NodeKind kind, std::string_view key) override {
+    return store_.FindByKey(kind, key);
+  }
+
+ private:
+  Result<std::string> KeyOf(std::string_view table, NodeKind kind, NodeId id) {
+    KOPE_ASSIGN_OR_RETURN(Query q,
+                          db_.Prepare("SELECT key FROM " + std::string(table) + " WHERE id = ?"));
+    q.Bind(1, id);
+    KOPE_ASSIGN_OR_RETURN(bool row, q.Step());
+    if (!row) return Status::InvalidArgument("no " + FormatNodeRef({kind, id}) + " in the store");
+    return BlobToKey(q.Blob(0));
+  }
+
+  Status Exists(std::string_view table, NodeKind kind, NodeId id) {
+    return KeyOf(table, kind, id).status();
+  }
+
+  Result<NodeId> PutSource(const std::string& hash, std::string_view text) {
+    std::string blob = KeyToBlob(hash);
+    KOPE_ASSIGN_OR_RETURN(Query q, db_.Prepare("INSERT INTO sources(hash, text) VALUES (?, ?) "
+                                               "ON CONFLICT(hash) DO NOTHING RETURNING id"));
+    q.BindBlob(1, blob).Bind(2, text);
+    KOPE_ASSIGN_OR_RETURN(bool row, q.Step());
+    if (row) {
+      NodeId id = q.Int(0);
+      KOPE_RETURN_IF_ERROR(q.Run());
+      return id;
+    }
+    KOPE_ASSIGN_OR_RETURN(Query find, db_.Prepare("SELECT id FROM sources WHERE hash = ?"));
+    find.BindBlob(1, blob);
+    KOPE_ASSIGN_OR_RETURN(bool found, find.Step());
+    if (!found) return Status::Internal("a conflicting source row vanished");
+    return find.Int(0);
+  }
+
+  SqliteStore& store_;
+  Db& db_;
+};
+
+Status SqliteStore::Write(const std::function<Status(GraphWriter&)>& body) {
+  std::lock_guard lock(mu_);
+  if (in_write_) {
+    return Status::FailedPrecondition(
+        "GraphStore::Write called inside a Write body; use its writer");
+  }
+  Status begin = db_->Exec("BEGIN IMMEDIATE");
+  if (!begin.ok()) return begin.WithContext("starting a write to " + path_.string());
+  in_write_ = true;
+  SqliteWriter writer(*this);
+  Status status;
+  try {
+    status = body(writer);
+  } catch (...) {
+    in_write_ = false;
+    (void)db_->Exec("ROLLBACK");
+    ForgetCaches();
+    throw;
+  }
+  in_write_ = false;
+  if (status.ok()) {
+    status = db_->Exec("COMMIT");
+    if (status.ok()) return status;
+  }
+  if (db_->InTransaction()) (void)db_->Exec("ROLLBACK");
+  ForgetCaches();
+  return status;
+}
+
+Result<SqliteStore::RunFacts> SqliteStore::FactsOfRun(NodeId run) {
+  auto it = runs_.find(run);
+  if (it != runs_.end()) return it->second;
+  KOPE_ASSIGN_OR_RETURN(Query q, db_->Prepare("SELECT r.key, r.task_id, r.hardware_id, t.op_family "
+                                              "FROM runs r JOIN tasks t ON t.id = r.task_id "
+                                              "WHERE r.id = ?"));
+  q.Bind(1, run);
+  KOPE_ASSIGN_OR_RETURN(bool row, q.Step());
+  if (!row)
+    return Status::InvalidArgument("no " + FormatNodeRef({NodeKind::kRun, run}) + " in the store");
+  RunFacts facts{BlobToKey(q.Blob(0)), q.Int(1), q.Int(2), q.Text(3)};
+  runs_.emplace(run, facts);
+  return facts;
+}
+
+Result<SqliteStore::AttemptFacts> SqliteStore::FactsOfAttempt(NodeId attempt) {
+  auto it = recent_attempts_.find(attempt);
+  if (it != recent_attempts_.end()) return it->second;
+  KOPE_ASSIGN_OR_RETURN(
+      Query q, db_->Prepare("SELECT a.key, s.hash, s.text, a.task_id, a.hardware_id, t.op_family "
+                            "FROM attempts a JOIN sources s ON s.id = a.source_id "
+                            "JOIN tasks t ON t.id = a.task_id WHERE a.id = ?"));
+  q.Bind(1, attempt);
+  KOPE_ASSIGN_OR_RETURN(bool row, q.Step());
+  if (!row) {
+    return Status::InvalidArgument("no " + FormatNodeRef({NodeKind::kAttempt, attempt}) +
+                                   " in the store");
+  }
+  AttemptFacts facts{
+      BlobToKey(q.Blob(0)), BlobToKey(q.Blob(1)), q.Text(2), q.Int(3), q.Int(4), q.Text(5)};
+  Remember(attempt, facts);
+  return facts;
+}
+
+void SqliteStore::Remember(NodeId attempt, AttemptFacts facts) {
+  if (recent_attempts_.emplace(attempt, std::move(facts)).second) recent_order_.push_back(attempt);
+  while (recent_order_.size() > kRecentAttempts) {
+    recent_attempts_.erase(recent_order_.front());
+    recent_order_.pop_front();
+  }
+}
+
+void SqliteStore::ForgetCaches() {
+  runs_.clear();
+  recent_attempts_.clear();
+  recent_order_.clear();
+}
+
+}  // namespace kope::memory::sqlite
