@@ -3,11 +3,11 @@
 // kernels that must pass and every bundled example's optimized kernel.
 // The cases are data: src/eval/testdata/adversarial/cases.toml.
 #include <gtest/gtest.h>
+#include <toml++/toml.h>
 
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-#include <toml++/toml.h>
 
 #include "kope/backend/cpu/cpu_backend.h"
 #include "kope/eval/evaluator.h"
@@ -45,7 +45,8 @@ std::vector<Case> LoadCases() {
     cases.push_back({"example_" + entry.path().filename().string(), entry.path() / "optimized.cc",
                      entry.path(), "valid", ""});
   }
-  std::sort(cases.begin(), cases.end(), [](const Case& a, const Case& b) { return a.name < b.name; });
+  std::sort(cases.begin(), cases.end(),
+            [](const Case& a, const Case& b) { return a.name < b.name; });
   return cases;
 }
 
@@ -84,12 +85,14 @@ TEST_P(Adversarial, GetsItsVerdict) {
   auto outcome = evaluator.Evaluate(*task, ReadAll(c.file), c.file.filename().string());
   ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
   EXPECT_EQ(VerdictName(outcome->verdict), c.expected) << FormatOutcome(*outcome);
-  if (!c.flag.empty()) EXPECT_TRUE(outcome->HasFlag(c.flag)) << FormatOutcome(*outcome);
+  if (!c.flag.empty()) {
+    EXPECT_TRUE(outcome->HasFlag(c.flag)) << FormatOutcome(*outcome);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, Adversarial, ::testing::ValuesIn(LoadCases()),
-                         [](const ::testing::TestParamInfo<Case>& info) {
-                           std::string n = info.param.name;
+                         [](const ::testing::TestParamInfo<Case>& param_info) {
+                           std::string n = param_info.param.name;
                            for (char& ch : n) {
                              if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
                            }

@@ -38,7 +38,9 @@ class ScratchFolder {
     }
     return ScratchFolder(templ);
   }
-  ScratchFolder(ScratchFolder&& other) noexcept : path_(std::move(other.path_)) { other.path_.clear(); }
+  ScratchFolder(ScratchFolder&& other) noexcept : path_(std::move(other.path_)) {
+    other.path_.clear();
+  }
   ~ScratchFolder() {
     std::error_code ec;
     if (!path_.empty()) fs::remove_all(path_, ec);
@@ -57,10 +59,11 @@ Result<CompiledKernel> CompileTaskKernel(Backend& backend, const KernelSource& s
   KOPE_ASSIGN_OR_RETURN(CompiledKernel compiled,
                         backend.Compile(text, source.path.filename().string()));
   if (!compiled.ok()) {
-    std::string first = compiled.diagnostics.empty() ? compiled.log
-                                                     : compiled.diagnostics[0].file + ":" +
-                                                           std::to_string(compiled.diagnostics[0].line) +
-                                                           ": " + compiled.diagnostics[0].message;
+    std::string first = compiled.diagnostics.empty()
+                            ? compiled.log
+                            : compiled.diagnostics[0].file + ":" +
+                                  std::to_string(compiled.diagnostics[0].line) + ": " +
+                                  compiled.diagnostics[0].message;
     return Status::FailedPrecondition("the task's " + role + " " + source.path.string() +
                                       " does not compile: " + first);
   }
@@ -145,7 +148,8 @@ Result<Outcome> Evaluator::Evaluate(const Task& task, std::string_view candidate
                                                  0, cand.diagnostics[0].message.find('\n'));
     return finish();
   }
-  KOPE_ASSIGN_OR_RETURN(CompiledKernel ref, CompileTaskKernel(backend_, reference_src, "reference"));
+  KOPE_ASSIGN_OR_RETURN(CompiledKernel ref,
+                        CompileTaskKernel(backend_, reference_src, "reference"));
   std::optional<CompiledKernel> base;
   if (separate_baseline) {
     KOPE_ASSIGN_OR_RETURN(base, CompileTaskKernel(backend_, baseline_it->second, "baseline"));
@@ -160,8 +164,8 @@ Result<Outcome> Evaluator::Evaluate(const Task& task, std::string_view candidate
   }
   ropts.sandbox.limits = options_.limits;
   ropts.sandbox.use_bubblewrap = options_.use_bubblewrap;
-  auto start_process = [&](const std::string& role, const fs::path& artifact)
-      -> Result<std::unique_ptr<KernelProcess>> {
+  auto start_process = [&](const std::string& role,
+                           const fs::path& artifact) -> Result<std::unique_ptr<KernelProcess>> {
     fs::path dir = scratch.path() / role;
     std::error_code ec;
     fs::create_directories(dir, ec);

@@ -68,12 +68,14 @@ void FillPoison(void* data, DType dtype, size_t count, Poison poison) {
                                      : uint64_t{0x7e4b3c2d1e0f0102ull});
       break;
     case KOPE_F16:
-      fill(poison == Poison::kNanA ? uint16_t{0x7e5a} : poison == Poison::kNanB ? uint16_t{0xfd55}
-                                                                                : uint16_t{0x7b21});
+      fill(poison == Poison::kNanA   ? uint16_t{0x7e5a}
+           : poison == Poison::kNanB ? uint16_t{0xfd55}
+                                     : uint16_t{0x7b21});
       break;
     case KOPE_BF16:
-      fill(poison == Poison::kNanA ? uint16_t{0x7fc5} : poison == Poison::kNanB ? uint16_t{0xffa3}
-                                                                                : uint16_t{0x7b4b});
+      fill(poison == Poison::kNanA   ? uint16_t{0x7fc5}
+           : poison == Poison::kNanB ? uint16_t{0xffa3}
+                                     : uint16_t{0x7b4b});
       break;
     case KOPE_I32:
       fill(poison == Poison::kNanA   ? int32_t{-559038737}

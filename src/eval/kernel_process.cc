@@ -97,8 +97,9 @@ void KernelProcess::Account(const CallOutcome& outcome) {
 }
 
 Result<CallOutcome> KernelProcess::Call(int rotation, double timeout_seconds) {
-  KOPE_ASSIGN_OR_RETURN(CallOutcome outcome,
-                        runner_->Call(layout_.calls[static_cast<size_t>(rotation)], timeout_seconds));
+  KOPE_ASSIGN_OR_RETURN(
+      CallOutcome outcome,
+      runner_->Call(layout_.calls[static_cast<size_t>(rotation)], timeout_seconds));
   Account(outcome);
   return outcome;
 }

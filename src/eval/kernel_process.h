@@ -22,7 +22,7 @@ struct ArenaLayout {
     std::string name;
     DType dtype = KOPE_F32;
     std::vector<int64_t> shape;
-    size_t count = 0;   // elements
+    size_t count = 0;  // elements
     size_t bytes = 0;
   };
   std::vector<Tensor> inputs;
@@ -53,7 +53,9 @@ class KernelProcess {
   Result<CallOutcome> Prepare(ArenaLayout layout, double timeout_seconds);
   const ArenaLayout& layout() const { return layout_; }
   uint8_t* arena() const { return arena_->data(); }
-  uint8_t* input(int rotation, size_t i) const { return arena() + layout_.input_offsets[rotation][i]; }
+  uint8_t* input(int rotation, size_t i) const {
+    return arena() + layout_.input_offsets[rotation][i];
+  }
   uint8_t* output(size_t i) const { return arena() + layout_.output_offsets[i]; }
 
   Result<CallOutcome> Call(int rotation, double timeout_seconds);

@@ -11,8 +11,8 @@ namespace {
 using nlohmann::json;
 
 json TimingJson(const TimingSummary& t) {
-  return {{"samples", t.samples}, {"median_s", t.median_s}, {"p20_s", t.p20_s},
-          {"p80_s", t.p80_s},     {"mean_s", t.mean_s},     {"min_s", t.min_s},
+  return {{"samples", t.samples}, {"median_s", t.median_s},    {"p20_s", t.p20_s},
+          {"p80_s", t.p80_s},     {"mean_s", t.mean_s},        {"min_s", t.min_s},
           {"spread", t.spread},   {"measured_s", t.measured_s}};
 }
 
@@ -36,12 +36,18 @@ std::string Position(const std::vector<int64_t>& pos) {
 
 std::string_view VerdictName(Verdict verdict) {
   switch (verdict) {
-    case Verdict::kCompileError: return "compile_error";
-    case Verdict::kRuntimeError: return "runtime_error";
-    case Verdict::kCrash: return "crash";
-    case Verdict::kTimeout: return "timeout";
-    case Verdict::kIncorrect: return "incorrect";
-    case Verdict::kValid: return "valid";
+    case Verdict::kCompileError:
+      return "compile_error";
+    case Verdict::kRuntimeError:
+      return "runtime_error";
+    case Verdict::kCrash:
+      return "crash";
+    case Verdict::kTimeout:
+      return "timeout";
+    case Verdict::kIncorrect:
+      return "incorrect";
+    case Verdict::kValid:
+      return "valid";
   }
   return "unknown";
 }
@@ -58,22 +64,32 @@ std::string OutcomeToJson(const Outcome& o, int indent) {
   j["candidate"] = {{"name", o.candidate_name}, {"hash", o.candidate_hash}};
   json diags = json::array();
   for (const Diagnostic& d : o.diagnostics) {
-    diags.push_back({{"file", d.file}, {"line", d.line}, {"column", d.column},
-                     {"severity", d.severity}, {"message", d.message}});
+    diags.push_back({{"file", d.file},
+                     {"line", d.line},
+                     {"column", d.column},
+                     {"severity", d.severity},
+                     {"message", d.message}});
   }
   j["diagnostics"] = diags;
   if (o.mismatch) {
     const Mismatch& m = *o.mismatch;
     json sizes = json::object();
     for (const auto& [k, v] : m.sizes) sizes[k] = v;
-    j["mismatch"] = {{"reason", m.reason},           {"size_set", m.size_set},
-                     {"sizes", sizes},               {"trial", m.trial},
-                     {"tensor", m.tensor},           {"index", m.index},
-                     {"position", m.position},       {"expected", Number(m.expected)},
-                     {"actual", Number(m.actual)},   {"max_abs_error", Number(m.max_abs_error)},
+    j["mismatch"] = {{"reason", m.reason},
+                     {"size_set", m.size_set},
+                     {"sizes", sizes},
+                     {"trial", m.trial},
+                     {"tensor", m.tensor},
+                     {"index", m.index},
+                     {"position", m.position},
+                     {"expected", Number(m.expected)},
+                     {"actual", Number(m.actual)},
+                     {"max_abs_error", Number(m.max_abs_error)},
                      {"max_rel_error", Number(m.max_rel_error)},
-                     {"mismatches", m.mismatches},   {"elements", m.elements},
-                     {"rtol", m.rtol},               {"atol", m.atol}};
+                     {"mismatches", m.mismatches},
+                     {"elements", m.elements},
+                     {"rtol", m.rtol},
+                     {"atol", m.atol}};
   }
   if (!o.runtime_detail.empty()) j["runtime_detail"] = o.runtime_detail;
   if (o.candidate_time) j["candidate_time"] = TimingJson(*o.candidate_time);
@@ -87,13 +103,11 @@ std::string OutcomeToJson(const Outcome& o, int indent) {
   j["size_sets"] = o.size_sets;
   j["protection"] = o.protection;
   const HardwareInfo& hw = o.hardware;
-  j["hardware"] = {{"backend", hw.backend},
-                   {"device", hw.device},
-                   {"architecture", hw.architecture},
-                   {"cores", hw.cores},
-                   {"compiler", hw.compiler},
-                   {"bandwidth_bytes_per_s", hw.bandwidth_bytes_per_s},
-                   {"peak_flops", hw.peak_flops}};
+  j["hardware"] = {
+      {"backend", hw.backend},           {"device", hw.device},
+      {"architecture", hw.architecture}, {"cores", hw.cores},
+      {"compiler", hw.compiler},         {"bandwidth_bytes_per_s", hw.bandwidth_bytes_per_s},
+      {"peak_flops", hw.peak_flops}};
   j["compile_seconds"] = o.compile_seconds;
   j["compile_cache_hit"] = o.compile_cache_hit;
   j["eval_seconds"] = o.eval_seconds;
@@ -112,13 +126,15 @@ std::string FormatOutcome(const Outcome& o) {
   if (o.mismatch) {
     const Mismatch& m = *o.mismatch;
     std::string sizes;
-    for (const auto& [k, v] : m.sizes) sizes += fmt::format("{}{}={}", sizes.empty() ? "" : " ", k, v);
+    for (const auto& [k, v] : m.sizes)
+      sizes += fmt::format("{}{}={}", sizes.empty() ? "" : " ", k, v);
     s += fmt::format("  at {} ({}), trial {}: {}", m.size_set, sizes, m.trial, m.reason);
     if (m.index >= 0 && m.elements > 0) {
-      s += fmt::format(", {}{} expected {:.9g} got {:.9g}; max abs err {:.3g}, max rel err {:.3g}"
-                       " (rtol {:.3g}, atol {:.3g})",
-                       m.tensor, Position(m.position), m.expected, m.actual, m.max_abs_error,
-                       m.max_rel_error, m.rtol, m.atol);
+      s += fmt::format(
+          ", {}{} expected {:.9g} got {:.9g}; max abs err {:.3g}, max rel err {:.3g}"
+          " (rtol {:.3g}, atol {:.3g})",
+          m.tensor, Position(m.position), m.expected, m.actual, m.max_abs_error, m.max_rel_error,
+          m.rtol, m.atol);
     } else if (!m.tensor.empty()) {
       s += " (" + m.tensor + ")";
     }
@@ -146,8 +162,9 @@ std::string FormatOutcome(const Outcome& o) {
     s += "  flags: " + flags + "\n";
   }
   s += fmt::format("  {} trials over {} size sets; compile {} ({}); evaluation {}; sandbox: {}\n",
-                   o.trials, o.size_sets.size(), o.compile_cache_hit ? "cached" : Seconds(o.compile_seconds),
-                   o.hardware.compiler, Seconds(o.eval_seconds), o.protection);
+                   o.trials, o.size_sets.size(),
+                   o.compile_cache_hit ? "cached" : Seconds(o.compile_seconds), o.hardware.compiler,
+                   Seconds(o.eval_seconds), o.protection);
   return s;
 }
 

@@ -16,6 +16,7 @@
 
 #include "kernel_process.h"
 #include "kope/eval/evaluator.h"
+#include "kope/eval/inputs.h"
 
 namespace kope {
 
@@ -27,6 +28,7 @@ struct EvalSession {
   std::unique_ptr<KernelProcess> reference;
   std::unique_ptr<KernelProcess> baseline;  // null when the reference is the baseline
   std::unique_ptr<KernelProcess> candidate;
+  std::vector<uint64_t> input_hashes;  // of the current trial's inputs
 
   EvalSession(const Task& t, const EvalOptions& o) : task(t), options(o) {}
   KernelProcess& baseline_process() { return baseline ? *baseline : *reference; }
@@ -37,8 +39,21 @@ struct EvalSession {
   // Ends the evaluation with `verdict` unless `call` is ok; returns whether it was ok.
   bool CandidateCallOk(const CallOutcome& call, const std::string& what);
 
+  // Verification steps (verification.cc).
+  void WriteInputs(const ArenaLayout& layout, int trial, std::mt19937_64& rng);
+  void PerturbInputs(const ArenaLayout& layout, int trial, std::mt19937_64& rng);
+  Result<std::vector<std::vector<uint8_t>>> ReferenceOutputs(const ArenaLayout& layout,
+                                                             const SizeSet& set);
+  Status CheckReferenceDependsOnInputs(const ArenaLayout& layout,
+                                       const std::vector<std::vector<uint8_t>>& expected,
+                                       std::vector<std::vector<uint8_t>>* previous);
+  Result<bool> CheckCandidateCall(const ArenaLayout& layout, const SizeSet& set, int trial,
+                                  const std::vector<std::vector<uint8_t>>& expected, Poison poison,
+                                  const std::string& reason);
+
   // Verification of every size set (`trials` trials each); false when the candidate failed.
-  Result<bool> Verify(const std::vector<SizeSet>& sets, int trials, const std::string& failure_reason);
+  Result<bool> Verify(const std::vector<SizeSet>& sets, int trials,
+                      const std::string& failure_reason);
   // Interleaved timing at the bench size; false when the candidate failed.
   Result<bool> Time();
 };

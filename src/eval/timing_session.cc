@@ -86,7 +86,8 @@ Result<bool> EvalSession::Time() {
   for (int round = 0;; ++round) {
     for (int k = 0; k < 2; ++k) {
       Track& t = tracks[(round + k) % 2];  // alternate who goes first
-      int count = std::clamp(static_cast<int>(kBatchSeconds / std::max(t.per_call, 1e-7)), 1, 10000);
+      int count =
+          std::clamp(static_cast<int>(kBatchSeconds / std::max(t.per_call, 1e-7)), 1, 10000);
       CallOutcome out;
       KOPE_ASSIGN_OR_RETURN(bool ok, run(t, count, policy.flush_caches, &out));
       if (!ok) return false;

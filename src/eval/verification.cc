@@ -1,5 +1,5 @@
-// Verification: fresh inputs, poisoned outputs, guards, input hashes, two
-// calls per trial, comparison with the reference.
+// Verification: fresh inputs, poisoned outputs, guards, input hashes, repeated
+// and perturbed calls, comparison with the reference.
 #include <cstring>
 
 #include "kope/base/hash.h"
@@ -10,16 +10,19 @@
 namespace kope {
 namespace {
 
-std::vector<std::pair<std::string, int64_t>> SizesOf(const SizeSet& set) {
-  return {set.sizes.begin(), set.sizes.end()};
-}
+using Buffers = std::vector<std::vector<uint8_t>>;
 
-// True when every element of `bytes` equals the first (a constant output).
+// True when every element equals the first (a constant output).
 bool AllElementsEqual(const uint8_t* data, size_t count, size_t element_size) {
   for (size_t i = 1; i < count; ++i) {
     if (std::memcmp(data, data + i * element_size, element_size) != 0) return false;
   }
   return true;
+}
+
+Distribution TrialDistribution(const TensorSpec& spec, int trial) {
+  const auto& dists = spec.distributions;
+  return dists.empty() ? Distribution{} : dists[static_cast<size_t>(trial) % dists.size()];
 }
 
 }  // namespace
@@ -34,7 +37,9 @@ bool EvalSession::CandidateCallOk(const CallOutcome& call, const std::string& wh
   switch (call.kind) {
     case CallOutcome::Kind::kKernelError:
       outcome.verdict = Verdict::kRuntimeError;
-      outcome.message = "the kernel returned " + std::to_string(call.rc) + " (" + what + ")";
+      outcome.message = call.rc == 0
+                            ? "the kernel could not be loaded (" + what + ")"
+                            : "the kernel returned " + std::to_string(call.rc) + " (" + what + ")";
       break;
     case CallOutcome::Kind::kCrash:
       outcome.verdict = Verdict::kCrash;
@@ -52,9 +57,141 @@ bool EvalSession::CandidateCallOk(const CallOutcome& call, const std::string& wh
   return false;
 }
 
+// Draws a trial's inputs into both arenas and remembers their hashes.
+void EvalSession::WriteInputs(const ArenaLayout& layout, int trial, std::mt19937_64& rng) {
+  input_hashes.clear();
+  for (size_t i = 0; i < layout.inputs.size(); ++i) {
+    uint8_t* ref_in = reference->input(0, i);
+    FillInput(ref_in, layout.inputs[i].dtype, layout.inputs[i].count,
+              TrialDistribution(task.inputs[i], trial), rng);
+    std::memcpy(candidate->input(0, i), ref_in, layout.inputs[i].bytes);
+    input_hashes.push_back(BufferHash(ref_in, layout.inputs[i].bytes));
+  }
+}
+
+// Redraws one element of every input in both arenas (a value different from
+// the old one): a kernel that keys a cache on a sample of its input replays a
+// stale output here, a correct one recomputes.
+void EvalSession::PerturbInputs(const ArenaLayout& layout, int trial, std::mt19937_64& rng) {
+  for (size_t i = 0; i < layout.inputs.size(); ++i) {
+    const auto& t = layout.inputs[i];
+    size_t esize = DTypeSize(t.dtype);
+    size_t j = std::uniform_int_distribution<size_t>(0, t.count - 1)(rng);
+    uint8_t* ref_in = reference->input(0, i);
+    uint64_t old_bits = 0, new_bits = 0;
+    std::memcpy(&old_bits, ref_in + j * esize, esize);
+    for (int attempt = 0; attempt < 16; ++attempt) {
+      FillInput(ref_in + j * esize, t.dtype, 1, TrialDistribution(task.inputs[i], trial), rng);
+      std::memcpy(&new_bits, ref_in + j * esize, esize);
+      if (new_bits != old_bits) break;
+    }
+    std::memcpy(candidate->input(0, i) + j * esize, ref_in + j * esize, esize);
+    input_hashes[i] = BufferHash(ref_in, t.bytes);
+  }
+}
+
+Result<Buffers> EvalSession::ReferenceOutputs(const ArenaLayout& layout, const SizeSet& set) {
+  for (size_t o = 0; o < layout.outputs.size(); ++o) {
+    FillPoison(reference->output(o), layout.outputs[o].dtype, layout.outputs[o].count,
+               Poison::kNanA);
+  }
+  KOPE_ASSIGN_OR_RETURN(CallOutcome call, reference->Call(0, options.call_timeout_seconds));
+  if (!call.ok()) {
+    return Status::FailedPrecondition("the task's reference failed at " + set.label + ": " +
+                                      call.detail + " (rc " + std::to_string(call.rc) + ")");
+  }
+  Buffers expected;
+  for (size_t o = 0; o < layout.outputs.size(); ++o) {
+    const uint8_t* p = reference->output(o);
+    expected.emplace_back(p, p + layout.outputs[o].bytes);
+  }
+  return expected;
+}
+
+Status EvalSession::CheckReferenceDependsOnInputs(const ArenaLayout& layout,
+                                                  const Buffers& expected, Buffers* previous) {
+  for (size_t o = 0; o < expected.size(); ++o) {
+    size_t esize = DTypeSize(layout.outputs[o].dtype);
+    bool constant = layout.outputs[o].count > 1 &&
+                    AllElementsEqual(expected[o].data(), layout.outputs[o].count, esize);
+    bool same = !previous->empty() && (*previous)[o] == expected[o];
+    if (constant || same) {
+      return Status::FailedPrecondition(
+          "task " + task.name + ": the reference output '" + layout.outputs[o].name + "' " +
+          (constant ? "is constant" : "does not change with its inputs") +
+          " at the bench size; such a task cannot tell a right kernel from a wrong one");
+    }
+  }
+  *previous = expected;
+  return Status::Ok();
+}
+
+// One candidate call on the current inputs, checked against `expected`.
+Result<bool> EvalSession::CheckCandidateCall(const ArenaLayout& layout, const SizeSet& set,
+                                             int trial, const Buffers& expected, Poison poison,
+                                             const std::string& reason) {
+  for (size_t o = 0; o < layout.outputs.size(); ++o) {
+    FillPoison(candidate->output(o), layout.outputs[o].dtype, layout.outputs[o].count, poison);
+    FillGuard(candidate->output(o) + layout.outputs[o].bytes, ArenaLayout::kGuardBytes);
+  }
+  KOPE_ASSIGN_OR_RETURN(CallOutcome call, candidate->Call(0, options.call_timeout_seconds));
+  if (!CandidateCallOk(call, set.label + ", trial " + std::to_string(trial + 1))) return false;
+
+  Mismatch m;
+  m.size_set = set.label;
+  m.sizes.assign(set.sizes.begin(), set.sizes.end());
+  m.trial = trial + 1;
+  auto fail = [&](std::string why, std::string message) {
+    m.reason = std::move(why);
+    outcome.verdict = Verdict::kIncorrect;
+    outcome.message = std::move(message);
+    outcome.mismatch = m;
+    return false;
+  };
+  for (size_t i = 0; i < layout.inputs.size(); ++i) {
+    if (BufferHash(candidate->input(0, i), layout.inputs[i].bytes) != input_hashes[i]) {
+      m.tensor = layout.inputs[i].name;
+      return fail("input_modified",
+                  "the kernel modified its input '" + m.tensor + "' at " + set.label);
+    }
+  }
+  for (size_t o = 0; o < layout.outputs.size(); ++o) {
+    const auto& out = layout.outputs[o];
+    int64_t damage = FirstGuardDamage(candidate->output(o) + out.bytes, ArenaLayout::kGuardBytes);
+    if (damage >= 0) {
+      m.tensor = out.name;
+      m.index =
+          static_cast<int64_t>(out.count) + damage / static_cast<int64_t>(DTypeSize(out.dtype));
+      return fail("guard_overwritten",
+                  "the kernel wrote past the end of output '" + out.name + "' at " + set.label);
+    }
+    KOPE_ASSIGN_OR_RETURN(Tolerance tol, ResolveTolerance(task.tolerance, out.dtype, set));
+    Comparison c =
+        CompareOutputs(expected[o].data(), candidate->output(o), out.dtype, out.count, tol);
+    if (c.ok) continue;
+    m.tensor = out.name;
+    m.index = c.first_index;
+    m.position = Unravel(c.first_index, out.shape);
+    m.expected = c.expected;
+    m.actual = c.actual;
+    m.max_abs_error = c.max_abs_error;
+    m.max_rel_error = c.max_rel_error;
+    m.mismatches = c.mismatches;
+    m.elements = static_cast<int64_t>(out.count);
+    m.rtol = tol.rtol;
+    m.atol = tol.atol;
+    std::string why = reason == "value" && c.nan_inf_mismatch ? "nan_inf" : reason;
+    return fail(why, "output '" + out.name + "' is wrong at " + set.label + " (" +
+                         std::to_string(c.mismatches) + " of " + std::to_string(out.count) +
+                         " elements" + (why == "value" ? "" : ", " + why) + ")");
+  }
+  return true;
+}
+
 Result<bool> EvalSession::Verify(const std::vector<SizeSet>& sets, int trials,
                                  const std::string& failure_reason) {
   const double timeout = options.call_timeout_seconds;
+  const bool first_pass = failure_reason == "value";
   for (const SizeSet& set : sets) {
     KOPE_ASSIGN_OR_RETURN(ArenaLayout layout, ArenaLayout::Build(task, set, 1));
     KOPE_ASSIGN_OR_RETURN(CallOutcome mapped, reference->Prepare(layout, timeout));
@@ -62,124 +199,32 @@ Result<bool> EvalSession::Verify(const std::vector<SizeSet>& sets, int trials,
     KOPE_ASSIGN_OR_RETURN(mapped, candidate->Prepare(layout, timeout));
     if (!CandidateCallOk(mapped, "mapping buffers for " + set.label)) return false;
 
-    std::vector<std::vector<uint8_t>> previous_reference;
+    Buffers previous_reference;
     for (int trial = 0; trial < trials; ++trial) {
       Progress("verify " + set.label + " trial " + std::to_string(trial + 1) + "/" +
                std::to_string(trials));
       std::mt19937_64 rng(SecretSeed());
-      std::vector<uint64_t> input_hashes;
-      for (size_t i = 0; i < layout.inputs.size(); ++i) {
-        const auto& dists = task.inputs[i].distributions;
-        Distribution dist = dists.empty() ? Distribution{} : dists[trial % dists.size()];
-        uint8_t* ref_in = reference->input(0, i);
-        FillInput(ref_in, layout.inputs[i].dtype, layout.inputs[i].count, dist, rng);
-        std::memcpy(candidate->input(0, i), ref_in, layout.inputs[i].bytes);
-        input_hashes.push_back(BufferHash(ref_in, layout.inputs[i].bytes));
+      WriteInputs(layout, trial, rng);
+      KOPE_ASSIGN_OR_RETURN(Buffers expected, ReferenceOutputs(layout, set));
+      if (first_pass && set.label == "bench") {
+        KOPE_RETURN_IF_ERROR(CheckReferenceDependsOnInputs(layout, expected, &previous_reference));
       }
-
-      // The reference's outputs.
-      for (size_t o = 0; o < layout.outputs.size(); ++o) {
-        FillPoison(reference->output(o), layout.outputs[o].dtype, layout.outputs[o].count,
-                   Poison::kNanA);
-      }
-      KOPE_ASSIGN_OR_RETURN(CallOutcome ref_call, reference->Call(0, timeout));
-      if (!ref_call.ok()) {
-        return Status::FailedPrecondition("the task's reference failed at " + set.label + ": " +
-                                          ref_call.detail + " (rc " + std::to_string(ref_call.rc) +
-                                          ")");
-      }
-      std::vector<std::vector<uint8_t>> expected;
-      for (size_t o = 0; o < layout.outputs.size(); ++o) {
-        const uint8_t* p = reference->output(o);
-        expected.emplace_back(p, p + layout.outputs[o].bytes);
-      }
-      if (&set == &sets.back() && set.label == "bench" && failure_reason == "value") {
-        for (size_t o = 0; o < expected.size(); ++o) {
-          size_t esize = DTypeSize(layout.outputs[o].dtype);
-          bool constant = layout.outputs[o].count > 1 &&
-                          AllElementsEqual(expected[o].data(), layout.outputs[o].count, esize);
-          bool same = !previous_reference.empty() && previous_reference[o] == expected[o];
-          if (constant || same) {
-            return Status::FailedPrecondition(
-                "task " + task.name + ": the reference output '" + layout.outputs[o].name +
-                "' " + (constant ? "is constant" : "does not change with its inputs") +
-                " at the bench size; such a task cannot tell a right kernel from a wrong one");
-          }
-        }
-        previous_reference = expected;
-      }
-
-      // The candidate, twice, with different poison each time.
-      const Poison poisons[2] = {trial % 2 == 0 ? Poison::kNanA : Poison::kNanB, Poison::kFinite};
-      for (int run = 0; run < 2; ++run) {
-        for (size_t o = 0; o < layout.outputs.size(); ++o) {
-          FillPoison(candidate->output(o), layout.outputs[o].dtype, layout.outputs[o].count,
-                     poisons[run]);
-          FillGuard(candidate->output(o) + layout.outputs[o].bytes, ArenaLayout::kGuardBytes);
-        }
-        KOPE_ASSIGN_OR_RETURN(CallOutcome call, candidate->Call(0, timeout));
-        if (!CandidateCallOk(call, set.label + ", trial " + std::to_string(trial + 1))) {
-          return false;
-        }
-        Mismatch m;
-        m.size_set = set.label;
-        m.sizes = SizesOf(set);
-        m.trial = trial + 1;
-        for (size_t i = 0; i < layout.inputs.size(); ++i) {
-          if (BufferHash(candidate->input(0, i), layout.inputs[i].bytes) != input_hashes[i]) {
-            m.reason = "input_modified";
-            m.tensor = layout.inputs[i].name;
-            outcome.verdict = Verdict::kIncorrect;
-            outcome.message = "the kernel modified its input '" + m.tensor + "' at " + set.label;
-            outcome.mismatch = m;
-            return false;
-          }
-        }
-        for (size_t o = 0; o < layout.outputs.size(); ++o) {
-          const auto& out = layout.outputs[o];
-          int64_t damage =
-              FirstGuardDamage(candidate->output(o) + out.bytes, ArenaLayout::kGuardBytes);
-          if (damage >= 0) {
-            m.reason = "guard_overwritten";
-            m.tensor = out.name;
-            m.index = static_cast<int64_t>(out.count) + damage / static_cast<int64_t>(DTypeSize(out.dtype));
-            outcome.verdict = Verdict::kIncorrect;
-            outcome.message = "the kernel wrote past the end of output '" + out.name + "' at " +
-                              set.label;
-            outcome.mismatch = m;
-            return false;
-          }
-          KOPE_ASSIGN_OR_RETURN(Tolerance tol,
-                                ResolveTolerance(task.tolerance, out.dtype, set));
-          Comparison c = CompareOutputs(expected[o].data(), candidate->output(o), out.dtype,
-                                        out.count, tol);
-          if (!c.ok) {
-            m.reason = failure_reason != "value" ? failure_reason
-                       : c.nan_inf_mismatch      ? "nan_inf"
-                       : run == 1                ? "runs_disagree"
-                                                 : "value";
-            m.tensor = out.name;
-            m.index = c.first_index;
-            m.position = Unravel(c.first_index, out.shape);
-            m.expected = c.expected;
-            m.actual = c.actual;
-            m.max_abs_error = c.max_abs_error;
-            m.max_rel_error = c.max_rel_error;
-            m.mismatches = c.mismatches;
-            m.elements = static_cast<int64_t>(out.count);
-            m.rtol = tol.rtol;
-            m.atol = tol.atol;
-            outcome.verdict = Verdict::kIncorrect;
-            outcome.message = "output '" + out.name + "' is wrong at " + set.label + " (" +
-                              std::to_string(c.mismatches) + " of " + std::to_string(out.count) +
-                              " elements" + (m.reason == "value" ? "" : ", " + m.reason) + ")";
-            outcome.mismatch = m;
-            return false;
-          }
-        }
-      }
+      // Twice on the same inputs, with different poison: unwritten elements and
+      // races show; then once more after one element of every input changed.
+      Poison nan = trial % 2 == 0 ? Poison::kNanA : Poison::kNanB;
+      KOPE_ASSIGN_OR_RETURN(bool ok,
+                            CheckCandidateCall(layout, set, trial, expected, nan, failure_reason));
+      if (!ok) return false;
+      KOPE_ASSIGN_OR_RETURN(ok, CheckCandidateCall(layout, set, trial, expected, Poison::kFinite,
+                                                   first_pass ? "runs_disagree" : failure_reason));
+      if (!ok) return false;
+      PerturbInputs(layout, trial, rng);
+      KOPE_ASSIGN_OR_RETURN(expected, ReferenceOutputs(layout, set));
+      KOPE_ASSIGN_OR_RETURN(ok, CheckCandidateCall(layout, set, trial, expected, nan,
+                                                   first_pass ? "stale_output" : failure_reason));
+      if (!ok) return false;
     }
-    if (failure_reason == "value") outcome.size_sets.push_back(set.label);
+    if (first_pass) outcome.size_sets.push_back(set.label);
   }
   return true;
 }

@@ -20,20 +20,20 @@ namespace kope {
 
 // One compiler message, trimmed to what a reader needs.
 struct Diagnostic {
-  std::string file;      // as the source was named, e.g. "optimized.cc"
-  int line = 0;          // 1-based; 0 when the message has no location (linker)
+  std::string file;  // as the source was named, e.g. "optimized.cc"
+  int line = 0;      // 1-based; 0 when the message has no location (linker)
   int column = 0;
   std::string severity;  // "error", "warning", "note"
   std::string message;   // the message, plus the source excerpt lines the compiler printed
 };
 
 struct CompiledKernel {
-  std::filesystem::path artifact;        // the loadable object; empty when compilation failed
-  std::vector<Diagnostic> diagnostics;   // errors first, at most a handful
-  std::string log;                       // the compiler's output, trimmed
-  std::string cache_key;                 // content address of (source, flags, compiler, ABI header)
+  std::filesystem::path artifact;       // the loadable object; empty when compilation failed
+  std::vector<Diagnostic> diagnostics;  // errors first, at most a handful
+  std::string log;                      // the compiler's output, trimmed
+  std::string cache_key;                // content address of (source, flags, compiler, ABI header)
   bool cache_hit = false;
-  double seconds = 0;                    // compile wall time (0 on a cache hit)
+  double seconds = 0;  // compile wall time (0 on a cache hit)
   bool ok() const { return !artifact.empty(); }
 };
 
@@ -45,7 +45,8 @@ class Backend {
   // The task language this backend compiles: "cpp" or "cuda".
   virtual std::string_view language() const = 0;
   // Compiles `source` (the text of one kernel file); `display_name` is used in diagnostics.
-  virtual Result<CompiledKernel> Compile(std::string_view source, std::string_view display_name) = 0;
+  virtual Result<CompiledKernel> Compile(std::string_view source,
+                                         std::string_view display_name) = 0;
   // The machine's description, with measured bandwidth and peak (measured once, then cached).
   virtual Result<HardwareInfo> Hardware() = 0;
 };

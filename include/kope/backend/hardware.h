@@ -13,12 +13,12 @@
 namespace kope {
 
 struct HardwareInfo {
-  std::string backend;        // "cpu" or "cuda"
-  std::string device;         // e.g. "Intel(R) Xeon(R) Processor" or "NVIDIA H200"
-  std::string architecture;   // e.g. "x86_64-avx512" or "sm_90"
-  int cores = 0;              // logical CPUs, or SMs
+  std::string backend;       // "cpu" or "cuda"
+  std::string device;        // e.g. "Intel(R) Xeon(R) Processor" or "NVIDIA H200"
+  std::string architecture;  // e.g. "x86_64-avx512" or "sm_90"
+  int cores = 0;             // logical CPUs, or SMs
   uint64_t last_level_cache_bytes = 0;
-  std::string compiler;       // e.g. "g++ 12.2.0"
+  std::string compiler;              // e.g. "g++ 12.2.0"
   double bandwidth_bytes_per_s = 0;  // measured copy bandwidth (read + write bytes per second)
   double peak_flops = 0;             // measured peak f32 FMA rate, flops per second
   std::string measured_at;           // ISO date of the measurement

@@ -17,13 +17,13 @@ namespace kope {
 
 struct Comparison {
   bool ok = true;
-  int64_t mismatches = 0;          // elements that fail
-  int64_t first_index = -1;        // flat index of the first failing element
-  double expected = 0;             // at first_index
+  int64_t mismatches = 0;    // elements that fail
+  int64_t first_index = -1;  // flat index of the first failing element
+  double expected = 0;       // at first_index
   double actual = 0;
-  double max_abs_error = 0;        // over finite pairs
-  double max_rel_error = 0;        // |a - e| / |e| over finite pairs with e != 0
-  bool nan_inf_mismatch = false;   // the first failure is a NaN/Inf position mismatch
+  double max_abs_error = 0;       // over finite pairs
+  double max_rel_error = 0;       // |a - e| / |e| over finite pairs with e != 0
+  bool nan_inf_mismatch = false;  // the first failure is a NaN/Inf position mismatch
 };
 
 Comparison CompareOutputs(const void* expected, const void* actual, DType dtype, size_t count,

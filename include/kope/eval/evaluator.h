@@ -39,7 +39,7 @@ struct EvalOptions {
   int trials = 5;
   TimingPolicy timing = TimingPolicy::Screen();
   std::string timing_label = "screen";
-  double call_timeout_seconds = 10;    // one kernel call, wall clock
+  double call_timeout_seconds = 10;  // one kernel call, wall clock
   SandboxLimits limits;
   bool use_bubblewrap = true;
   std::filesystem::path runner_exe;    // empty: FindRunnerExecutable()

@@ -25,21 +25,22 @@ std::string_view VerdictName(Verdict verdict);  // "compile_error", ..., "valid"
 
 // Where and how a candidate's output went wrong.
 struct Mismatch {
-  // "value", "nan_inf", "input_modified", "guard_overwritten", "runs_disagree",
-  // "after_timing" (wrong on fresh inputs after the timing loop).
+  // "value", "nan_inf", "input_modified", "guard_overwritten", "runs_disagree", "stale_output"
+  // (wrong after one input element changed), "after_timing" (wrong on fresh inputs after the timing
+  // loop).
   std::string reason;
-  std::string size_set;             // e.g. "check[1]" or "bench"
+  std::string size_set;  // e.g. "check[1]" or "bench"
   std::vector<std::pair<std::string, int64_t>> sizes;
   int trial = 0;
-  std::string tensor;               // the output (or input) concerned
-  int64_t index = -1;               // flat index of the first bad element
-  std::vector<int64_t> position;    // its multi-index
+  std::string tensor;             // the output (or input) concerned
+  int64_t index = -1;             // flat index of the first bad element
+  std::vector<int64_t> position;  // its multi-index
   double expected = 0;
   double actual = 0;
   double max_abs_error = 0;
   double max_rel_error = 0;
-  int64_t mismatches = 0;           // failing elements
-  int64_t elements = 0;             // elements compared
+  int64_t mismatches = 0;  // failing elements
+  int64_t elements = 0;    // elements compared
   double rtol = 0;
   double atol = 0;
 };
@@ -53,33 +54,33 @@ inline constexpr std::string_view kFlagWithinNoise = "within_noise";
 
 struct Outcome {
   Verdict verdict = Verdict::kValid;
-  std::string message;                    // one line: why this verdict
+  std::string message;  // one line: why this verdict
   std::string task;
   std::string candidate_name;
-  std::string candidate_hash;             // content hash of the candidate source
-  std::vector<Diagnostic> diagnostics;    // compile errors and warnings
-  std::optional<Mismatch> mismatch;       // incorrect
-  std::string runtime_detail;             // crash/timeout/runtime_error: signal, rc, stderr tail
+  std::string candidate_hash;           // content hash of the candidate source
+  std::vector<Diagnostic> diagnostics;  // compile errors and warnings
+  std::optional<Mismatch> mismatch;     // incorrect
+  std::string runtime_detail;           // crash/timeout/runtime_error: signal, rc, stderr tail
 
   // Valid only.
   std::optional<TimingSummary> candidate_time;
   std::optional<TimingSummary> baseline_time;
-  double speedup = 0;                     // baseline median / candidate median
-  std::optional<double> roofline_floor_s; // max(bytes / bandwidth, flops / peak)
+  double speedup = 0;                       // baseline median / candidate median
+  std::optional<double> roofline_floor_s;   // max(bytes / bandwidth, flops / peak)
   std::optional<double> roofline_fraction;  // floor / candidate median: 1.0 is speed of light
   std::optional<double> baseline_roofline_fraction;
   std::vector<std::string> flags;
 
   // Context.
   int trials = 0;
-  std::vector<std::string> size_sets;     // the sets verified
-  std::string protection;                 // the sandbox layers active
+  std::vector<std::string> size_sets;  // the sets verified
+  std::string protection;              // the sandbox layers active
   HardwareInfo hardware;
   double compile_seconds = 0;
   bool compile_cache_hit = false;
-  double eval_seconds = 0;                // wall time of the whole evaluation
-  double kernel_seconds = 0;              // time spent inside kernels, all runners together
-  std::string timing_policy;              // "screen" or "confirm"
+  double eval_seconds = 0;    // wall time of the whole evaluation
+  double kernel_seconds = 0;  // time spent inside kernels, all runners together
+  std::string timing_policy;  // "screen" or "confirm"
 
   bool valid() const { return verdict == Verdict::kValid; }
   bool HasFlag(std::string_view flag) const;

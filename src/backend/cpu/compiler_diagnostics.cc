@@ -58,8 +58,9 @@ std::vector<Diagnostic> ParseCompilerOutput(std::string_view output, size_t max_
                       ? "the source does not export the entry point: define "
                         "extern \"C\" int kope_kernel(const kope_tensor*, int, kope_tensor*, int, "
                         "void*)"
-                      : "undefined reference to '" + m[1].str() + "' (not defined and not in the "
-                        "C++ standard library, libm or OpenMP)";
+                      : "undefined reference to '" + m[1].str() +
+                            "' (not defined and not in the "
+                            "C++ standard library, libm or OpenMP)";
       all.push_back(std::move(d));
       current = nullptr;
     } else if (std::regex_match(line, m, kLinker)) {

@@ -19,6 +19,14 @@ namespace fs = std::filesystem;
 
 constexpr size_t kMaxLogBytes = 8000;
 
+// Linked beside every kernel: an undefined reference unless the kernel exports
+// `kope_kernel` with C linkage, which --no-undefined turns into a link error.
+constexpr const char* kEntryCheckFile = "kope_entry_check.cc";
+constexpr const char* kEntryCheckSource =
+    "#include \"kope/kernel.h\"\n"
+    "extern \"C\" int kope_kernel(const kope_tensor*, int, kope_tensor*, int, void*);\n"
+    "extern \"C\" void* const kope_entry_check_ = reinterpret_cast<void*>(&kope_kernel);\n";
+
 Result<std::string> ReadFile(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return Status::IoError("cannot read " + path.string());
@@ -73,7 +81,8 @@ class CpuBackend final : public Backend {
       return out;
     }
     fs::create_directories(dir, ec);
-    if (ec) return Status::IoError("cannot create compile cache " + dir.string() + ": " + ec.message());
+    if (ec)
+      return Status::IoError("cannot create compile cache " + dir.string() + ": " + ec.message());
 
     // A private work folder, so that concurrent compiles of the same source never collide.
     fs::path work = dir / ("tmp-" + out.cache_key + "-" + std::to_string(getpid()) + "-" +
@@ -84,11 +93,13 @@ class CpuBackend final : public Backend {
     {
       std::ofstream src(work / file, std::ios::binary);
       src.write(source.data(), static_cast<std::streamsize>(source.size()));
-      if (!src) return Status::IoError("cannot write " + (work / file).string());
+      std::ofstream check(work / kEntryCheckFile);
+      check << kEntryCheckSource;
+      if (!src || !check) return Status::IoError("cannot write the sources in " + work.string());
     }
     std::vector<std::string> argv = {options_.compiler};
     argv.insert(argv.end(), flags.begin(), flags.end());
-    argv.insert(argv.end(), {file, "-o", "kernel.so"});
+    argv.insert(argv.end(), {file, kEntryCheckFile, "-o", "kernel.so"});
     ProcessOptions popts;
     popts.timeout_seconds = options_.compile_timeout_seconds;
     popts.working_dir = work;
@@ -141,8 +152,7 @@ class CpuBackend final : public Backend {
                                       "-shared",
                                       "-fdiagnostics-color=never",
                                       "-I" + options_.include_dir.string(),
-                                      "-Wl,--no-undefined",
-                                      "-Wl,--undefined=kope_kernel"};
+                                      "-Wl,--no-undefined"};
     flags.insert(flags.end(), options_.extra_flags.begin(), options_.extra_flags.end());
     return flags;
   }

@@ -13,7 +13,8 @@ namespace fs = std::filesystem;
 class CpuBackendTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("kope-backend-test-" + std::to_string(std::random_device{}()));
+    dir_ =
+        fs::temp_directory_path() / ("kope-backend-test-" + std::to_string(std::random_device{}()));
     CpuBackendOptions options;
     options.cache_dir = dir_;
     auto backend = CreateCpuBackend(options);

@@ -21,9 +21,9 @@
 namespace kope {
 
 struct CpuBackendOptions {
-  std::filesystem::path cache_dir;       // empty: DefaultCacheDir()
-  std::string compiler = "g++";          // $KOPE_CXX overrides the default
-  std::filesystem::path include_dir;     // the folder holding kope/kernel.h; empty: the source tree's
+  std::filesystem::path cache_dir;    // empty: DefaultCacheDir()
+  std::string compiler = "g++";       // $KOPE_CXX overrides the default
+  std::filesystem::path include_dir;  // the folder holding kope/kernel.h; empty: the source tree's
   double compile_timeout_seconds = 120;
   std::vector<std::string> extra_flags;
 };
