@@ -86,18 +86,19 @@ int main(int argc, char** argv) {
     if (backend.ok()) (void)(*backend)->Hardware();
   }
 
-  // 1. Screening a small elementwise candidate: cold cache (fresh folder, only the
-  //    hardware figures copied), then warm.
-  fs::path gelu = root / "examples/gelu";
+  // 1. Screening a small elementwise candidate (bench/eval/small): cold cache (a
+  //    fresh folder with only the hardware figures copied; the baseline is compiled
+  //    too), then warm.
+  fs::path small = root / "bench/eval/small";
   std::vector<double> cold, warm, cold_compile;
   for (int r = 0; r < reps; ++r) {
     fs::path cache = scratch / ("cold" + std::to_string(r));
     fs::create_directories(cache);
     fs::copy(warm_cache / "hardware", cache / "hardware", fs::copy_options::recursive);
-    Run c = EvaluateOnce(cache, gelu, gelu / "optimized.cc");
+    Run c = EvaluateOnce(cache, small, small / "candidate.cc");
     cold.push_back(c.wall);
     cold_compile.push_back(c.outcome.compile_seconds);
-    Run w = EvaluateOnce(cache, gelu, gelu / "optimized.cc");
+    Run w = EvaluateOnce(cache, small, small / "candidate.cc");
     warm.push_back(w.wall);
     if (!c.outcome.valid() || !w.outcome.valid()) {
       std::fprintf(stderr, "unexpected verdict:\n%s", FormatOutcome(w.outcome).c_str());
@@ -122,9 +123,9 @@ int main(int argc, char** argv) {
 
   std::printf("%-52s %10s\n", "measure (median of runs)", "value");
   std::printf("%-52s %10d\n", "runs", reps);
-  std::printf("%-52s %9.3fs\n", "screen gelu/optimized.cc, cold compile cache", Median(cold));
+  std::printf("%-52s %9.3fs\n", "screen a small candidate, cold compile cache", Median(cold));
   std::printf("%-52s %9.3fs\n", "  of which compiling the candidate", Median(cold_compile));
-  std::printf("%-52s %9.3fs\n", "screen gelu/optimized.cc, warm compile cache", Median(warm));
+  std::printf("%-52s %9.3fs\n", "screen a small candidate, warm compile cache", Median(warm));
   std::printf("%-52s %9.2fms\n", "spin10ms kernel median", Median(kernel_ms));
   std::printf("%-52s %9.3fs\n", "spin10ms evaluation wall time", Median(eval_s));
   std::printf("%-52s %9.3fs\n", "spin10ms time inside kernels (all runners)", Median(kernel_s));

@@ -18,7 +18,7 @@ struct TimingPolicy {
   int min_samples = 10;
   double min_seconds = 0.1;
   double max_spread = 0.005;
-  double max_seconds = 1.0;  // wall time for baseline and candidate together
+  double max_seconds = 0.4;  // wall time for baseline and candidate together
   bool flush_caches = true;
   int rotation_sets = 4;  // input sets rotated between calls (bounded by memory)
 
