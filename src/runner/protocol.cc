@@ -226,6 +226,10 @@ Result<CallSpec> ReadCallSpec(Reader* r, uint64_t arena_bytes) {
     if (!r->I32(&dtype) || !r->U32(&ndim) || ndim > KOPE_MAX_DIMS) {
       return Status::InvalidArgument("bad tensor header");
     }
+    // Checked before the conversion: an out-of-range enum value is undefined.
+    if (ElementBytes(dtype) == 0) {
+      return Status::InvalidArgument("unknown dtype " + std::to_string(dtype));
+    }
     slot.dtype = static_cast<DType>(dtype);
     slot.shape.resize(ndim);
     for (int64_t& d : slot.shape) {

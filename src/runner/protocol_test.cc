@@ -34,12 +34,12 @@ TEST(SlotRangeTest, ContiguousStridedScalarAndEmpty) {
 }
 
 TEST(SlotRangeTest, RejectsWhatDoesNotFit) {
-  EXPECT_FALSE(SlotRange(Slot(KOPE_I64, {5}, 992), 1024).ok());              // one past the end
-  EXPECT_FALSE(SlotRange(Slot(KOPE_F32, {4}, 2), 1024).ok());                // misaligned
-  EXPECT_FALSE(SlotRange(Slot(KOPE_F32, {-1}, 0), 1024).ok());               // negative dim
-  EXPECT_FALSE(SlotRange(Slot(KOPE_F32, {4}, 0, {-1}), 1024).ok());          // negative stride
-  EXPECT_FALSE(SlotRange(Slot(KOPE_F32, {4, 4}, 0, {1}), 1024).ok());        // rank mismatch
-  EXPECT_FALSE(SlotRange(Slot(static_cast<DType>(17), {4}, 0), 1024).ok());  // dtype
+  EXPECT_FALSE(SlotRange(Slot(KOPE_I64, {5}, 992), 1024).ok());             // one past the end
+  EXPECT_FALSE(SlotRange(Slot(KOPE_F32, {4}, 2), 1024).ok());               // misaligned
+  EXPECT_FALSE(SlotRange(Slot(KOPE_F32, {-1}, 0), 1024).ok());              // negative dim
+  EXPECT_FALSE(SlotRange(Slot(KOPE_F32, {4}, 0, {-1}), 1024).ok());         // negative stride
+  EXPECT_FALSE(SlotRange(Slot(KOPE_F32, {4, 4}, 0, {1}), 1024).ok());       // rank mismatch
+  EXPECT_FALSE(SlotRange(Slot(static_cast<DType>(7), {4}, 0), 1024).ok());  // dtype
   EXPECT_FALSE(SlotRange(Slot(KOPE_F32, {1, 1, 1, 1, 1, 1, 1, 1, 1}, 0), 1024).ok());
   EXPECT_FALSE(SlotRange(Slot(KOPE_F32, {2}, 0, {int64_t{1} << 62}), ~uint64_t{0}).ok());
   EXPECT_FALSE(
@@ -73,12 +73,23 @@ TEST(CallSpecTest, RoundTripsAndValidates) {
   }
 }
 
-TEST(CallSpecTest, RejectsAbsurdCounts) {
+TEST(CallSpecTest, RejectsAbsurdCountsAndUnknownDtypes) {
   Writer w;
   w.U32(1000);
   w.U32(0);
   Reader r(w.payload());
   EXPECT_FALSE(ReadCallSpec(&r, 4096).ok());
+  Writer bad_dtype;
+  bad_dtype.U32(1);
+  bad_dtype.U32(0);
+  bad_dtype.I32(17);
+  bad_dtype.U32(0);
+  bad_dtype.U32(0);
+  bad_dtype.U64(0);
+  Reader r2(bad_dtype.payload());
+  auto spec = ReadCallSpec(&r2, 4096);
+  ASSERT_FALSE(spec.ok());
+  EXPECT_NE(spec.status().message().find("dtype"), std::string::npos);
 }
 
 TEST(ReplyTest, RoundTripsAndRejectsGarbage) {

@@ -288,6 +288,26 @@ TEST_P(RunnerTest, ScratchMustBeAnEmptyFolder) {
   EXPECT_EQ(runner.status().code(), StatusCode::kNotFound);
 }
 
+TEST_P(RunnerTest, FailureToStartSaysWhy) {
+  RunnerOptions options = Options();
+  if (GetParam()) {
+    // bubblewrap refuses to bind a path that does not exist; its message ends up in the status.
+    options.sandbox.read_only = {dir_ / "no-such-path"};
+  } else {
+    options.runner_exe = "/bin/false";  // exits at once, says nothing
+  }
+  auto runner = Runner::Start(options);
+  ASSERT_FALSE(runner.ok());
+  EXPECT_EQ(runner.status().code(), StatusCode::kUnavailable);
+  if (GetParam()) {
+    EXPECT_NE(runner.status().message().find("no-such-path"), std::string::npos)
+        << runner.status().message();
+  } else {
+    EXPECT_NE(runner.status().message().find("exited with code 1"), std::string::npos)
+        << runner.status().message();
+  }
+}
+
 TEST_P(RunnerTest, ProtectionSaysWhatIsActive) {
   auto runner = StartRunner();
   ASSERT_NE(runner, nullptr);

@@ -33,13 +33,29 @@ inline std::filesystem::path MakeTempDir(const std::string& prefix) {
   return templ;
 }
 
+// Where compiled test kernels go; removed when the tests end.
+inline const std::filesystem::path& KernelDir() {
+  static const std::filesystem::path dir = MakeTempDir("kope-runner-kernels");
+  return dir;
+}
+
+class KernelDirCleanup : public ::testing::Environment {
+ public:
+  void TearDown() override {
+    std::error_code ec;
+    std::filesystem::remove_all(KernelDir(), ec);
+  }
+};
+inline ::testing::Environment* const kKernelDirCleanup =
+    ::testing::AddGlobalTestEnvironment(new KernelDirCleanup);
+
 // Compiles testdata/<name>.cc into a shared object once per process and
 // define set; an empty path (and a test failure) when the compiler fails.
 inline std::filesystem::path CompileKernel(const std::string& name,
                                            const std::vector<std::string>& defines = {}) {
   static std::mutex mu;
   static std::map<std::string, std::filesystem::path> built;
-  static const std::filesystem::path dir = MakeTempDir("kope-runner-kernels");
+  const std::filesystem::path& dir = KernelDir();
   std::lock_guard<std::mutex> lock(mu);
   std::string key = name;
   for (const auto& d : defines) key += "|" + d;

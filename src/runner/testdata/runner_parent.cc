@@ -1,6 +1,7 @@
-// A parent for the dies-with-its-parent test: starts a runner, prints the
-// runner's pid, then waits for ever (until the test kills it).
-//   kope_runner_test_parent RUNNER_EXE SCRATCH_DIR USE_BUBBLEWRAP(0|1)
+// A parent for the dies-with-its-parent test: starts a runner, loads KERNEL
+// (which should never return), prints the runner's pid and calls the kernel,
+// waiting for ever (until the test kills this process).
+//   kope_runner_test_parent RUNNER_EXE SCRATCH_DIR USE_BUBBLEWRAP(0|1) KERNEL
 #include <unistd.h>
 
 #include <cstdio>
@@ -9,7 +10,7 @@
 #include "kope/runner/runner.h"
 
 int main(int argc, char** argv) {
-  if (argc != 4) return 2;
+  if (argc != 5) return 2;
   kope::RunnerOptions options;
   options.runner_exe = argv[1];
   options.sandbox.scratch_dir = argv[2];
@@ -19,7 +20,17 @@ int main(int argc, char** argv) {
     std::printf("error %s\n", runner.status().ToString().c_str());
     return 1;
   }
+  auto arena = kope::SharedArena::Create(4096);
+  if (!arena.ok()) return 1;
+  auto loaded = (*runner)->Load(argv[4], 60);
+  auto mapped = (*runner)->MapArena(**arena, 60);
+  if (!loaded.ok() || !loaded->ok() || !mapped.ok() || !mapped->ok()) {
+    std::printf("error loading %s\n", argv[4]);
+    return 1;
+  }
   std::printf("%d\n", (*runner)->pid());
   std::fflush(stdout);
+  auto out = (*runner)->Call(kope::CallSpec{}, 3600);
+  (void)out;
   for (;;) pause();
 }
