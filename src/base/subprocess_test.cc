@@ -92,7 +92,6 @@ TEST(RunProcessTest, TimeoutKillsTheWholeGroupIncludingGrandchildren) {
   EXPECT_TRUE(r->timed_out);
   EXPECT_FALSE(r->ok());
   EXPECT_EQ(r->term_signal, SIGKILL);
-  EXPECT_LT(r->seconds, 60.0);
   pid_t grandchild = std::stoi(r->output);
   ASSERT_GT(grandchild, 1);
   EXPECT_TRUE(ProcessGone(grandchild)) << "grandchild " << grandchild << " survived";

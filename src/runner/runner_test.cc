@@ -139,7 +139,6 @@ TEST_P(RunnerTest, InfiniteLoopTimesOutAndLeavesNoProcess) {
   ASSERT_TRUE(out.ok());
   EXPECT_EQ(out->kind, Kind::kTimeout) << out->detail;
   EXPECT_GE(out->parent_seconds, 1.0);
-  EXPECT_LT(out->parent_seconds, 60.0);
   EXPECT_FALSE(runner->alive());
   EXPECT_TRUE(WaitUntilGone(pid)) << "runner " << pid << " survived its timeout";
   auto again = runner->Time({CallSpec{}}, 3, false, 30);

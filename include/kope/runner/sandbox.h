@@ -33,7 +33,7 @@ struct SandboxLimits {
   uint64_t max_address_space_bytes = 16ull << 30;  // 0: unlimited (CUDA needs large reservations)
   bool allow_network = false;
   // Under bubblewrap the child's writable folders (its working folder inside
-  // scratch, and /tmp) are tmpfs mounts of at most this many bytes each, so
+  // scratch, /tmp and /dev/shm) are tmpfs mounts of at most this many bytes each, so
   // that a candidate cannot fill the disk with many files of max_file_bytes.
   uint64_t writable_bytes = 256ull << 20;
   // RLIMIT_NPROC (threads count too), applied where it can work: for an
