@@ -1,9 +1,14 @@
 // kope: experience-driven kernel optimization. Dispatches to subcommands.
+#include <sys/prctl.h>
+
 #include <CLI/CLI.hpp>
 
 #include "commands.h"
 
 int main(int argc, char** argv) {
+  // Not dumpable: other processes of this user (a candidate outside bubblewrap)
+  // cannot read kope's memory or environment (API keys) through /proc.
+  prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
   CLI::App app{"kope: optimize compute kernels with LLM agents and an experience graph"};
   app.require_subcommand(1);
   int exit_code = 0;

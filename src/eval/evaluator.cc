@@ -70,17 +70,17 @@ Result<CompiledKernel> CompileTaskKernel(Backend& backend, const KernelSource& s
   return compiled;
 }
 
-void DecideTiming(const Task& task, Outcome& outcome) {
+void DecideTiming(const Task& task, const SizeSet& bench, Outcome& outcome) {
   const TimingSummary& c = *outcome.candidate_time;
   const TimingSummary& b = *outcome.baseline_time;
   outcome.speedup = c.median_s > 0 ? b.median_s / c.median_s : 0;
   std::optional<double> bytes, flops;
   if (task.bytes) {
-    auto v = task.bytes->Evaluate(task.bench.sizes);
+    auto v = task.bytes->Evaluate(bench.sizes);
     if (v.ok()) bytes = static_cast<double>(*v);
   }
   if (task.flops) {
-    auto v = task.flops->Evaluate(task.bench.sizes);
+    auto v = task.flops->Evaluate(bench.sizes);
     if (v.ok()) flops = static_cast<double>(*v);
   }
   outcome.roofline_floor_s = RooflineFloorSeconds(outcome.hardware, bytes, flops);
@@ -107,7 +107,7 @@ Evaluator::Evaluator(Backend& backend, EvalOptions options)
 Result<Outcome> Evaluator::Evaluate(const Task& task, std::string_view candidate_source,
                                     std::string_view candidate_name) {
   const double start = Now();
-  EvalSession s(task, options_);
+  EvalSession s(task, options_, std::string(backend_.language()));
   Outcome& out = s.outcome;
   out.task = task.name;
   out.candidate_name = std::string(candidate_name);
@@ -122,7 +122,7 @@ Result<Outcome> Evaluator::Evaluate(const Task& task, std::string_view candidate
     return out;
   };
 
-  std::string language(backend_.language());
+  const std::string& language = s.language;
   auto baseline_it = task.baselines.find(language);
   if (baseline_it == task.baselines.end()) {
     return Status::InvalidArgument("task " + task.name + " has no baseline for the " +
@@ -192,18 +192,19 @@ Result<Outcome> Evaluator::Evaluate(const Task& task, std::string_view candidate
   out.protection = s.candidate->protection().Describe();
   if (!s.CandidateCallOk(s.candidate->load_outcome(), "loading the kernel")) return finish();
 
-  KOPE_ASSIGN_OR_RETURN(bool verified, s.Verify(AllSizeSets(task), options_.trials, "value"));
+  KOPE_ASSIGN_OR_RETURN(bool verified,
+                        s.Verify(SizeSetsFor(task, language), options_.trials, "value"));
   if (!verified) return finish();
   KOPE_ASSIGN_OR_RETURN(bool timed, s.Time());
   if (!timed) return finish();
   // Fresh inputs after the timing loop catch kernels that replay or drift.
   s.Progress("verify again after timing");
-  std::vector<SizeSet> again = {task.checks.front(), task.bench};
+  std::vector<SizeSet> again = {task.checks.front(), BenchSizes(task, language)};
   KOPE_ASSIGN_OR_RETURN(bool still, s.Verify(again, 2, "after_timing"));
   if (!still) return finish();
 
   out.verdict = Verdict::kValid;
-  DecideTiming(task, out);
+  DecideTiming(task, BenchSizes(task, language), out);
   out.message = "valid";
   return finish();
 }

@@ -23,6 +23,7 @@ namespace kope {
 struct EvalSession {
   const Task& task;
   const EvalOptions& options;
+  std::string language;  // of the backend: selects the bench set
   Outcome outcome;
   std::filesystem::path scratch;
   std::unique_ptr<KernelProcess> reference;
@@ -30,7 +31,8 @@ struct EvalSession {
   std::unique_ptr<KernelProcess> candidate;
   std::vector<uint64_t> input_hashes;  // of the current trial's inputs
 
-  EvalSession(const Task& t, const EvalOptions& o) : task(t), options(o) {}
+  EvalSession(const Task& t, const EvalOptions& o, std::string lang)
+      : task(t), options(o), language(std::move(lang)) {}
   KernelProcess& baseline_process() { return baseline ? *baseline : *reference; }
   void Progress(const std::string& line) const {
     if (options.progress) options.progress(line);

@@ -33,11 +33,12 @@ struct Track {
 Result<bool> EvalSession::Time() {
   const TimingPolicy& policy = options.timing;
   const double timeout = options.call_timeout_seconds;
-  KOPE_ASSIGN_OR_RETURN(ArenaLayout probe, ArenaLayout::Build(task, task.bench, 1));
+  const SizeSet& bench = BenchSizes(task, language);
+  KOPE_ASSIGN_OR_RETURN(ArenaLayout probe, ArenaLayout::Build(task, bench, 1));
   size_t set_bytes = std::max<size_t>(probe.InputSetBytes(), 1);
   int rotation = std::clamp(static_cast<int>(kMaxRotationBytes / set_bytes), 1,
                             std::max(1, policy.rotation_sets));
-  KOPE_ASSIGN_OR_RETURN(ArenaLayout layout, ArenaLayout::Build(task, task.bench, rotation));
+  KOPE_ASSIGN_OR_RETURN(ArenaLayout layout, ArenaLayout::Build(task, bench, rotation));
 
   KernelProcess& base = baseline_process();
   KOPE_ASSIGN_OR_RETURN(CallOutcome mapped, base.Prepare(layout, timeout));

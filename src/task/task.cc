@@ -264,9 +264,21 @@ Result<Tolerance> ResolveTolerance(const ToleranceSpec& spec, DType dtype, const
   return tolerance;
 }
 
+const SizeSet& BenchSizes(const Task& task, std::string_view language) {
+  auto it = task.language_bench.find(std::string(language));
+  return it == task.language_bench.end() ? task.bench : it->second;
+}
+
+std::vector<SizeSet> SizeSetsFor(const Task& task, std::string_view language) {
+  std::vector<SizeSet> sets = task.checks;
+  sets.push_back(BenchSizes(task, language));
+  return sets;
+}
+
 std::vector<SizeSet> AllSizeSets(const Task& task) {
   std::vector<SizeSet> sets = task.checks;
   sets.push_back(task.bench);
+  for (const auto& [language, set] : task.language_bench) sets.push_back(set);
   return sets;
 }
 

@@ -152,13 +152,22 @@ Result<SizeSet> ReadSizeSet(const toml::node& node, const std::string& path, std
 Status ReadSizes(const toml::table& root, Task* task) {
   KOPE_ASSIGN_OR_RETURN(const toml::node* node, Required(root, "", "sizes"));
   KOPE_ASSIGN_OR_RETURN(const toml::table* sizes, AsTable(*node, "sizes"));
-  KOPE_RETURN_IF_ERROR(CheckKeys(*sizes, "sizes", {"bench", "check"}));
+  KOPE_RETURN_IF_ERROR(CheckKeys(*sizes, "sizes", {"bench", "check", "bench_cpp", "bench_cuda"}));
 
   KOPE_ASSIGN_OR_RETURN(const toml::node* bench, Required(*sizes, "sizes", "bench"));
   if (bench->is_array()) {
     return FieldError("sizes.bench", "must be one table of sizes (exactly one bench set)");
   }
   KOPE_ASSIGN_OR_RETURN(task->bench, ReadSizeSet(*bench, "sizes.bench", "bench"));
+  // Optional per-language bench sets: a GPU needs far larger sizes than a CPU core.
+  for (std::string_view language : kLanguages) {
+    const std::string key = "bench_" + std::string(language);
+    const toml::node* language_node = sizes->get(key);
+    if (language_node == nullptr) continue;
+    if (language_node->is_array()) return FieldError("sizes." + key, "must be one table of sizes");
+    KOPE_ASSIGN_OR_RETURN(SizeSet set, ReadSizeSet(*language_node, "sizes." + key, "bench"));
+    task->language_bench[std::string(language)] = std::move(set);
+  }
 
   KOPE_ASSIGN_OR_RETURN(const toml::node* check_node, Required(*sizes, "sizes", "check"));
   if (check_node->is_table()) {

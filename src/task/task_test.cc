@@ -337,3 +337,42 @@ TEST(LoadTaskTest, ReferenceInAnotherLanguageStandsAlone) {
 
 }  // namespace
 }  // namespace kope
+
+namespace kope {
+namespace {
+
+TEST(LanguageBench, BenchCudaReplacesBenchForCudaOnly) {
+  ScratchFolder dir;
+  dir.Write("k.cc", "");
+  dir.Write("k.cu", "");
+  dir.Write("task.toml", R"(
+name = "t"
+family = "elementwise"
+[[inputs]]
+name = "x"
+dtype = "f32"
+shape = ["n"]
+[[outputs]]
+name = "y"
+dtype = "f32"
+shape = ["n"]
+[sizes]
+bench = { n = 1000 }
+bench_cuda = { n = 1000000 }
+check = [ { n = 1 }, { n = 7 } ]
+[baseline]
+cpp = "k.cc"
+cuda = "k.cu"
+)");
+  Result<Task> task = LoadTask(dir.path());
+  ASSERT_TRUE(task.ok()) << task.status().ToString();
+  EXPECT_EQ(BenchSizes(*task, "cpp").sizes.at("n"), 1000);
+  EXPECT_EQ(BenchSizes(*task, "cuda").sizes.at("n"), 1000000);
+  std::vector<SizeSet> cuda = SizeSetsFor(*task, "cuda");
+  ASSERT_EQ(cuda.size(), 3u);
+  EXPECT_EQ(cuda.back().sizes.at("n"), 1000000);
+  EXPECT_EQ(AllSizeSets(*task).size(), 4u);
+}
+
+}  // namespace
+}  // namespace kope

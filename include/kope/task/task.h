@@ -90,6 +90,8 @@ struct Task {
   std::vector<TensorSpec> inputs;
   std::vector<TensorSpec> outputs;
   SizeSet bench;
+  // Bench sets for one language (`bench_cuda = {...}`), replacing `bench` there.
+  std::map<std::string, SizeSet> language_bench;
   std::vector<SizeSet> checks;  // at least one
   ToleranceSpec tolerance;
   // Baselines by language ("cpp", "cuda"); at least one.
@@ -112,8 +114,13 @@ Result<std::vector<int64_t>> ResolveShape(const TensorSpec& spec, const SizeSet&
 // The tolerance for an output of `dtype` at `sizes`.
 Result<Tolerance> ResolveTolerance(const ToleranceSpec& spec, DType dtype, const SizeSet& sizes);
 
-// Every size set: the checks first, then bench.
+// Every size set the task declares: the checks, bench, then the per-language benches.
 std::vector<SizeSet> AllSizeSets(const Task& task);
+
+// The bench set for kernels in `language` ("cpp", "cuda"): its own, or the common one.
+const SizeSet& BenchSizes(const Task& task, std::string_view language);
+// The sets a kernel in `language` is verified on: the checks, then its bench set.
+std::vector<SizeSet> SizeSetsFor(const Task& task, std::string_view language);
 
 }  // namespace kope
 

@@ -64,7 +64,12 @@ std::vector<Diagnostic> ParseCompilerOutput(std::string_view output, size_t max_
       all.push_back(std::move(d));
       current = nullptr;
     } else if (std::regex_match(line, m, kLinker)) {
-      if (m[1].str().find("ld returned") != std::string::npos) continue;
+      // Context lines ("in function `f':") and the final summary say nothing new.
+      const std::string text = m[1].str();
+      if (text.find("ld returned") != std::string::npos ||
+          text.find("in function") != std::string::npos) {
+        continue;
+      }
       Diagnostic d;
       d.severity = "error";
       d.message = m[1].str();

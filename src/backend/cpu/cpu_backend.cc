@@ -11,6 +11,7 @@
 #include "cpu_hardware.h"
 #include "kope/base/hash.h"
 #include "kope/base/subprocess.h"
+#include "kope/runner/sandbox.h"
 
 namespace kope {
 namespace {
@@ -100,6 +101,16 @@ class CpuBackend final : public Backend {
     std::vector<std::string> argv = {options_.compiler};
     argv.insert(argv.end(), flags.begin(), flags.end());
     argv.insert(argv.end(), {file, kEntryCheckFile, "-o", "kernel.so"});
+    // The compiler reads untrusted source: inside bubblewrap where it works it
+    // sees only the system, the ABI header and its work folder (an
+    // `#include "/home/..."` finds nothing), and has no network.
+    if (BubblewrapAvailable()) {
+      SandboxOptions sandbox;
+      sandbox.scratch_dir = work;
+      sandbox.read_only = {options_.include_dir};
+      Result<std::vector<std::string>> wrapped = BubblewrapCommand(sandbox, argv);
+      if (wrapped.ok()) argv = std::move(wrapped).value();
+    }
     ProcessOptions popts;
     popts.timeout_seconds = options_.compile_timeout_seconds;
     popts.working_dir = work;

@@ -3,7 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <random>
+
+#include "kope/runner/sandbox.h"
 
 namespace kope {
 namespace {
@@ -112,6 +115,25 @@ TEST_F(CpuBackendTest, HardwareDescribesThisMachine) {
   auto hw2 = (*again)->Hardware();
   ASSERT_TRUE(hw2.ok());
   EXPECT_EQ(hw2->bandwidth_bytes_per_s, hw->bandwidth_bytes_per_s);
+}
+
+}  // namespace
+}  // namespace kope
+
+namespace kope {
+namespace {
+
+TEST_F(CpuBackendTest, CompilerCannotIncludeFilesOutsideTheSystem) {
+  if (!BubblewrapAvailable()) GTEST_SKIP() << "bubblewrap is not available here";
+  // A file the compiler could read if it were not sandboxed.
+  fs::path secret = dir_ / "secret.h";
+  std::ofstream(secret) << "#error the secret was readable\n";
+  auto r = backend_->Compile("#include \"" + secret.string() + "\"\n", "leak.cc");
+  ASSERT_TRUE(r.ok());
+  ASSERT_FALSE(r->ok());
+  for (const Diagnostic& d : r->diagnostics) {
+    EXPECT_EQ(d.message.find("the secret was readable"), std::string::npos) << d.message;
+  }
 }
 
 }  // namespace
