@@ -1,0 +1,103 @@
+// `kope eval` as a user runs it: exit codes and messages for good and bad input.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "kope/base/subprocess.h"
+
+namespace kope {
+namespace {
+
+namespace fs = std::filesystem;
+
+class EvalCommand : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("kope-cli-test-" + std::to_string(std::random_device{}()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  ProcessResult Kope(std::vector<std::string> args) {
+    args.insert(args.begin(), (fs::path(KOPE_BINARY_DIR) / "kope").string());
+    ProcessOptions options;
+    options.timeout_seconds = 120;
+    options.extra_env = {"KOPE_CACHE_DIR=" + (fs::path(KOPE_BINARY_DIR) / "test-cache").string()};
+    auto r = RunProcess(args, options);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? *r : ProcessResult{};
+  }
+  std::string Example(const std::string& name) {
+    return (fs::path(KOPE_SOURCE_DIR) / "examples" / name).string();
+  }
+  fs::path dir_;
+};
+
+TEST_F(EvalCommand, ValidCandidateExitsZeroWithSummary) {
+  ProcessResult r =
+      Kope({"eval", Example("softmax_rows"), Example("softmax_rows") + "/optimized.cc"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("valid"), std::string::npos);
+  EXPECT_NE(r.output.find("speedup"), std::string::npos);
+}
+
+TEST_F(EvalCommand, JsonRecordHasTheVerdictAndTimes) {
+  ProcessResult r =
+      Kope({"eval", "--json", "-q", Example("gelu"), Example("gelu") + "/optimized.cc"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("\"verdict\": \"valid\""), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("\"candidate_time\""), std::string::npos);
+  EXPECT_NE(r.output.find("\"roofline_fraction\""), std::string::npos);
+}
+
+TEST_F(EvalCommand, WrongCandidateExitsOneWithEvidence) {
+  fs::path wrong = dir_ / "wrong.cc";
+  std::ofstream(wrong) << R"(#include "kope/kernel.h"
+extern "C" int kope_kernel(const kope_tensor* in, int, kope_tensor* out, int, void*) {
+  const float* x = static_cast<const float*>(in[0].data);
+  float* y = static_cast<float*>(out[0].data);
+  int64_t n = in[0].shape[0] * in[0].shape[1];
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i];
+  return 0;
+})";
+  ProcessResult r = Kope({"eval", Example("gelu"), wrong.string()});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("incorrect"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("expected"), std::string::npos) << r.output;
+}
+
+TEST_F(EvalCommand, MalformedTaskNamesTheFieldAndExitsTwo) {
+  fs::create_directories(dir_ / "bad");
+  std::ofstream(dir_ / "bad" / "task.toml") << "name = \"bad\"\nfamily = \"x\"\n[[inputs]]\nname = "
+                                               "\"x\"\ndtype = \"f8\"\nshape = [\"n\"]\n";
+  ProcessResult r = Kope({"eval", (dir_ / "bad").string(), Example("gelu") + "/optimized.cc"});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("task.toml"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("dtype"), std::string::npos) << r.output;
+}
+
+TEST_F(EvalCommand, MissingCandidateFileExitsTwo) {
+  ProcessResult r = Kope({"eval", Example("gelu"), (dir_ / "nope.cc").string()});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("nope.cc"), std::string::npos) << r.output;
+}
+
+TEST_F(EvalCommand, MissingTaskFolderExitsTwo) {
+  ProcessResult r = Kope({"eval", (dir_ / "no-such-task").string(), "x.cc"});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("no-such-task"), std::string::npos) << r.output;
+}
+
+TEST_F(EvalCommand, CompileErrorShowsTheLine) {
+  fs::path broken = dir_ / "broken.cc";
+  std::ofstream(broken) << "#include \"kope/kernel.h\"\n\nint oops = ;\n";
+  ProcessResult r = Kope({"eval", Example("gelu"), broken.string()});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("compile_error"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("broken.cc:3"), std::string::npos) << r.output;
+}
+
+}  // namespace
+}  // namespace kope
