@@ -116,7 +116,7 @@ Result<ProviderConfig> ReadProvider(const ConfigReader& r, const std::string& na
 
   for (auto&& [key, node] : t) {
     const std::string k(key.str());
-    const std::string p = path + "." + k;
+    const std::string p = ConfigReader::Join(path, k);
     if (k == "base_url") {
       KOPE_ASSIGN_OR_RETURN(c.base_url, r.String(node, p));
     } else if (k == "model") {

@@ -8,12 +8,13 @@
 namespace kope::llm {
 namespace {
 
-using std::chrono::duration_cast;
 using std::chrono::milliseconds;
 
 // Less time than this left before the deadline counts as none: libcurl's timer
 // may fire a little before ours.
 constexpr milliseconds kDeadlineSlack{5};
+
+std::string Attempts(int n) { return fmt::format("{} attempt{}", n, n == 1 ? "" : "s"); }
 
 milliseconds Ms(double seconds) { return milliseconds(static_cast<int64_t>(seconds * 1000.0)); }
 
@@ -83,8 +84,8 @@ Result<LlmResponse> HttpProvider::Call(const LlmRequest& resolved) {
   while (true) {
     if (Clock::now() + kDeadlineSlack >= deadline) {
       return Status::DeadlineExceeded(
-          fmt::format("no reply within timeout_s = {} s ({} attempts{}{})", config_.timeout_s,
-                      attempts, last_error.ok() ? "" : "; last: ", last_error.message()));
+          fmt::format("no reply within timeout_s = {} s ({}{}{})", config_.timeout_s,
+                      Attempts(attempts), last_error.ok() ? "" : "; last: ", last_error.message()));
     }
     ++attempts;
     AttemptOutcome outcome = Attempt(request, resolved, deadline);
@@ -107,14 +108,14 @@ Result<LlmResponse> HttpProvider::Call(const LlmRequest& resolved) {
     milliseconds wait = outcome.retry_after ? *outcome.retry_after : Backoff(attempts - 1);
     if (Clock::now() + wait >= deadline) {
       return Status::DeadlineExceeded(fmt::format(
-          "{} the next attempt would start after timeout_s = {} s (after {} attempts); last: {}",
+          "{} the next attempt would start after timeout_s = {} s (after {}); last: {}",
           outcome.retry_after ? fmt::format("the server asked to wait {} ms, so", wait.count())
                               : std::string("waiting to retry,"),
-          config_.timeout_s, attempts, last_error.message()));
+          config_.timeout_s, Attempts(attempts), last_error.message()));
     }
     if (!sleep_(wait, resolved.cancel)) {
       return Status::Cancelled(
-          fmt::format("cancelled while waiting to retry (after {} attempts)", attempts));
+          fmt::format("cancelled while waiting to retry (after {})", Attempts(attempts)));
     }
   }
 }

@@ -278,10 +278,11 @@ ParsedReply ParseProposal(std::string_view reply) {
           "The reply ends inside an unclosed code block (it looks truncated) and no "
           "complete code block defining kope_kernel was found.");
     }
-    if (answer->find(kKernelName) != std::string::npos) {
-      return Fail("kope_kernel appears in the reply but not inside a fenced code block.");
+    if (blocks.empty()) {
+      return Fail(answer->find(kKernelName) != std::string::npos
+                      ? "kope_kernel appears in the reply but not inside a fenced code block."
+                      : "The reply has no code block.");
     }
-    if (blocks.empty()) return Fail("The reply has no code block.");
     return Fail(
         fmt::format("No code block containing kope_kernel was found ({} code block{}, "
                     "none mentions kope_kernel).",
