@@ -17,7 +17,7 @@ namespace kope {
 namespace {
 
 // A process that is gone or a zombie waiting for a reaper that is not us.
-bool ProcessGone(pid_t pid) {
+bool ProcessGoneNow(pid_t pid) {
   std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
   if (!stat) return true;
   std::string line;
@@ -25,6 +25,16 @@ bool ProcessGone(pid_t pid) {
   size_t paren = line.rfind(')');
   return paren == std::string::npos || paren + 2 >= line.size() || line[paren + 2] == 'Z' ||
          line[paren + 2] == 'X';
+}
+
+// SIGKILL is delivered asynchronously: a killed process may take a moment to
+// die. Waits up to 5 s; a process that survives that long was not killed.
+bool ProcessGone(pid_t pid) {
+  for (int i = 0; i < 500; ++i) {
+    if (ProcessGoneNow(pid)) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
 }
 
 TEST(RunProcessTest, ReportsExitCodeAndOutput) {
