@@ -38,7 +38,7 @@ int main(int argc, char** argv) {
   #pragma omp parallel for schedule(static)
   for (size_t i = 0; i < n; ++i) { a[i] = 1.0 + i; b[i] = 0; }
   double best = 1e30;
-  for (int rep = 0; rep < 6; ++rep) {
+  for (int rep = 0; rep < 12; ++rep) {
     double t0 = Now();
     #pragma omp parallel for schedule(static)
     for (size_t i = 0; i < n; ++i) b[i] = a[i];
@@ -48,7 +48,7 @@ int main(int argc, char** argv) {
   std::printf("bandwidth %.6e\n", 2.0 * n * sizeof(double) / best);
   const long iters = 20000000;
   double best_flops = 0;
-  for (int rep = 0; rep < 3; ++rep) {
+  for (int rep = 0; rep < 8; ++rep) {
     double t0 = Now();
     float sink = 0;
     #pragma omp parallel reduction(+ : sink)
