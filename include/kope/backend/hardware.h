@@ -22,6 +22,8 @@ struct HardwareInfo {
   double bandwidth_bytes_per_s = 0;  // measured copy bandwidth (read + write bytes per second)
   double peak_flops = 0;             // measured peak f32 FMA rate, flops per second
   std::string measured_at;           // ISO date of the measurement
+  std::string driver;                // GPU driver version, e.g. "580.159.04"; empty on the CPU
+  uint64_t memory_bytes = 0;         // device memory (GPU); 0 on the CPU
 
   // A stable key for this machine class: device + architecture + cores.
   std::string Key() const;

@@ -1,0 +1,374 @@
+#include "kope/backend/cuda/cuda_backend.h"
+
+#include <unistd.h>
+
+#include <cctype>
+#include <cstdlib>
+#include <fstream>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <sstream>
+
+#include "cuda_internal.h"
+#include "kope/base/hash.h"
+#include "kope/base/subprocess.h"
+#include "kope/runner/sandbox.h"
+
+namespace kope {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr size_t kMaxLogBytes = 8000;
+
+Result<std::string> ReadFile(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::IoError("cannot read " + path.string());
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string TrimLog(std::string log) {
+  if (log.size() > kMaxLogBytes) {
+    log.resize(kMaxLogBytes);
+    log += "\n[... compiler output trimmed]";
+  }
+  return log;
+}
+
+// A file name for diagnostics: the display name's last component, made safe, ending in .cu
+// (nvcc decides the language by the extension).
+std::string SourceFileName(std::string_view display_name) {
+  std::string name = fs::path(std::string(display_name)).filename().string();
+  if (name.empty()) name = "kernel.cu";
+  for (char& c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') c = '_';
+  }
+  if (fs::path(name).extension() != ".cu") name += ".cu";
+  return name;
+}
+
+nlohmann::json ResourcesToJson(const std::vector<KernelResources>& resources) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const KernelResources& r : resources) {
+    j.push_back({{"function", r.function},
+                 {"arch", r.arch},
+                 {"registers", r.registers},
+                 {"shared_bytes", r.shared_bytes},
+                 {"constant_bytes", r.constant_bytes},
+                 {"stack_bytes", r.stack_bytes},
+                 {"spill_store_bytes", r.spill_store_bytes},
+                 {"spill_load_bytes", r.spill_load_bytes}});
+  }
+  return j;
+}
+
+std::vector<KernelResources> ResourcesFromJson(const nlohmann::json& j) {
+  std::vector<KernelResources> out;
+  if (!j.is_array()) return out;
+  for (const auto& e : j) {
+    if (!e.is_object()) continue;
+    KernelResources r;
+    r.function = e.value("function", "");
+    r.arch = e.value("arch", "");
+    r.registers = e.value("registers", 0);
+    r.shared_bytes = e.value("shared_bytes", int64_t{0});
+    r.constant_bytes = e.value("constant_bytes", int64_t{0});
+    r.stack_bytes = e.value("stack_bytes", int64_t{0});
+    r.spill_store_bytes = e.value("spill_store_bytes", int64_t{0});
+    r.spill_load_bytes = e.value("spill_load_bytes", int64_t{0});
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+// The folder holding nvcc's toolkit (bin/..), for the compiler's sandbox when it is not under /usr.
+fs::path ToolkitRoot(const std::string& nvcc) {
+  std::error_code ec;
+  fs::path p = fs::canonical(nvcc, ec);
+  if (ec) return {};
+  return p.parent_path().parent_path();
+}
+
+std::string ResolveNvcc(const CudaBackendOptions& options) {
+  if (!options.nvcc.empty()) return options.nvcc;
+  if (const char* env = std::getenv("KOPE_NVCC"); env != nullptr && *env != '\0') return env;
+#ifdef KOPE_NVCC_PATH
+  if (access(KOPE_NVCC_PATH, X_OK) == 0) return KOPE_NVCC_PATH;
+#endif
+  return "nvcc";
+}
+
+class CudaBackend final : public Backend {
+ public:
+  CudaBackend(CudaBackendOptions options, std::string nvcc, std::string nvcc_version,
+              std::string abi_header, std::string arch)
+      : options_(std::move(options)),
+        nvcc_(std::move(nvcc)),
+        nvcc_version_(std::move(nvcc_version)),
+        abi_header_(std::move(abi_header)),
+        arch_(std::move(arch)) {}
+
+  std::string_view name() const override { return "cuda"; }
+  std::string_view language() const override { return "cuda"; }
+  std::string runner_device() const override { return "cuda:" + std::to_string(options_.device); }
+
+  Result<CompiledKernel> Compile(std::string_view source, std::string_view display_name) override {
+    const std::string file = SourceFileName(display_name);
+    std::vector<std::string> argv =
+        NvccCommand(nvcc_, arch_, options_.include_dir, options_.extra_flags, "kernel.cu",
+                    "kernel.so");
+    std::string joined;
+    for (size_t i = 1; i < argv.size(); ++i) joined += argv[i] + "\n";
+    CompiledKernel out;
+    out.cache_key = ContentHash({source, joined, nvcc_version_, abi_header_, arch_});
+    const fs::path dir = options_.cache_dir / "cuda";
+    const fs::path artifact = dir / (out.cache_key + ".so");
+    const fs::path report = dir / (out.cache_key + ".json");
+    std::error_code ec;
+    if (fs::exists(artifact, ec)) {
+      out.artifact = artifact;
+      out.cache_hit = true;
+      std::ifstream in(report);
+      if (in) {
+        nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+        if (!j.is_discarded()) out.resources = ResourcesFromJson(j.value("resources", nlohmann::json()));
+      }
+      return out;
+    }
+    fs::create_directories(dir, ec);
+    if (ec) {
+      return Status::IoError("cannot create compile cache " + dir.string() + ": " + ec.message());
+    }
+    const fs::path work = dir / ("tmp-" + out.cache_key + "-" + std::to_string(getpid()) + "-" +
+                                 std::to_string(std::random_device{}()));
+    fs::create_directories(work, ec);
+    if (ec) return Status::IoError("cannot create " + work.string() + ": " + ec.message());
+    {
+      // The source is written under the candidate's own name so that diagnostics name it;
+      // nvcc is given that name.
+      std::ofstream src(work / file, std::ios::binary);
+      src.write(source.data(), static_cast<std::streamsize>(source.size()));
+      if (!src) return Status::IoError("cannot write the source in " + work.string());
+    }
+    for (std::string& arg : argv) {
+      if (arg == "kernel.cu") arg = file;
+    }
+    // nvcc reads untrusted source: inside bubblewrap it sees the system, the toolkit, the
+    // ABI header and its work folder only, with no network.
+    if (BubblewrapAvailable()) {
+      SandboxOptions sandbox;
+      sandbox.scratch_dir = work;
+      sandbox.read_only = {options_.include_dir};
+      const fs::path root = ToolkitRoot(nvcc_);
+      if (!root.empty() && root.string().rfind("/usr/", 0) != 0) sandbox.read_only.push_back(root);
+      sandbox.limits.writable_bytes = 1ull << 30;  // nvcc's temporaries go to /tmp
+      Result<std::vector<std::string>> wrapped = BubblewrapCommand(sandbox, argv);
+      if (wrapped.ok()) argv = std::move(wrapped).value();
+    }
+    ProcessOptions popts;
+    popts.timeout_seconds = options_.compile_timeout_seconds;
+    popts.working_dir = work;
+    popts.extra_env = {"LC_ALL=C"};
+    Result<ProcessResult> run = RunProcess(argv, popts);
+    if (!run.ok()) {
+      fs::remove_all(work, ec);
+      return run.status().WithContext("running " + nvcc_);
+    }
+    out.seconds = run->seconds;
+    out.log = TrimLog(run->output);
+    out.resources = ParsePtxasReport(run->output);
+    if (run->timed_out) {
+      out.diagnostics.push_back({file, 0, 0, "error",
+                                 "nvcc did not finish within " +
+                                     std::to_string(options_.compile_timeout_seconds) + " s"});
+    } else if (!run->ok()) {
+      out.diagnostics = ParseNvccOutput(run->output);
+      if (out.diagnostics.empty()) {
+        out.diagnostics.push_back({file, 0, 0, "error", "nvcc failed: " + out.log});
+      }
+    } else {
+      {
+        std::ofstream r(work / "report.json");
+        r << nlohmann::json{{"resources", ResourcesToJson(out.resources)}}.dump(1) << "\n";
+      }
+      // The report first: an artifact in the cache always has its report beside it.
+      fs::rename(work / "report.json", report, ec);
+      if (!ec) fs::rename(work / "kernel.so", artifact, ec);
+      if (ec) {
+        fs::remove_all(work, ec);
+        return Status::IoError("cannot store " + artifact.string() + ": " + ec.message());
+      }
+      out.artifact = artifact;
+      out.diagnostics = ParseNvccOutput(run->output);  // warnings, if any
+    }
+    fs::remove_all(work, ec);
+    return out;
+  }
+
+  Result<HardwareInfo> Hardware() override {
+    std::lock_guard<std::mutex> lock(hardware_mu_);
+    if (!hardware_) {
+      KOPE_ASSIGN_OR_RETURN(cuda_internal::GpuProperties gpu,
+                            cuda_internal::QueryGpu(options_.device));
+      KOPE_ASSIGN_OR_RETURN(HardwareInfo hw, cuda_internal::DescribeGpu(options_, gpu, nvcc_,
+                                                                         nvcc_version_, arch_));
+      hardware_ = std::move(hw);
+    }
+    return *hardware_;
+  }
+
+  Result<KernelProfile> Profile(const CompiledKernel& kernel, const LaunchShapes& shapes) override {
+    if (!kernel.ok()) return Status::InvalidArgument("the kernel did not compile");
+    return cuda_internal::RunProfiler(Tools(), kernel.artifact, shapes);
+  }
+
+  Result<SanitizerReport> Sanitize(const CompiledKernel& kernel,
+                                   const std::vector<LaunchShapes>& shapes) override {
+    if (!kernel.ok()) return Status::InvalidArgument("the kernel did not compile");
+    return cuda_internal::RunSanitizers(Tools(), kernel.artifact, shapes);
+  }
+
+ private:
+  cuda_internal::ToolContext Tools() const {
+    cuda_internal::ToolContext t;
+    t.options = options_;
+    t.scratch_root = options_.cache_dir;
+    return t;
+  }
+
+  CudaBackendOptions options_;
+  std::string nvcc_;
+  std::string nvcc_version_;
+  std::string abi_header_;
+  std::string arch_;
+  std::mutex hardware_mu_;
+  std::optional<HardwareInfo> hardware_;
+};
+
+}  // namespace
+
+std::optional<ComputeCapability> ParseComputeCapability(std::string_view text) {
+  std::string s(text);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
+  size_t start = s.find_first_not_of(" \t");
+  if (start == std::string::npos) return std::nullopt;
+  s = s.substr(start);
+  if (s.rfind("sm_", 0) == 0 || s.rfind("compute_", 0) == 0) s = s.substr(s.find('_') + 1);
+  while (!s.empty() && std::isalpha(static_cast<unsigned char>(s.back()))) s.pop_back();
+  auto all_digits = [](const std::string& t) {
+    return !t.empty() && t.size() <= 3 &&
+           std::all_of(t.begin(), t.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+  };
+  ComputeCapability cc;
+  if (size_t dot = s.find('.'); dot != std::string::npos) {
+    const std::string a = s.substr(0, dot), b = s.substr(dot + 1);
+    if (!all_digits(a) || !all_digits(b) || b.size() != 1) return std::nullopt;
+    cc.major = std::stoi(a);
+    cc.minor = std::stoi(b);
+  } else {
+    if (!all_digits(s) || s.size() < 2) return std::nullopt;
+    cc.major = std::stoi(s.substr(0, s.size() - 1));
+    cc.minor = s.back() - '0';
+  }
+  if (cc.major < 1) return std::nullopt;
+  return cc;
+}
+
+std::string ArchForCapability(ComputeCapability cc) {
+  std::string arch = "sm_" + std::to_string(cc.major) + std::to_string(cc.minor);
+  // Hopper and Blackwell datacenter parts: the arch-specific target unlocks wgmma,
+  // setmaxnreg, tcgen05; the binary then runs on exactly that capability, which is the
+  // GPU kope compiles for.
+  if ((cc.major == 9 && cc.minor == 0) || (cc.major == 10 && (cc.minor == 0 || cc.minor == 3))) {
+    arch += "a";
+  }
+  return arch;
+}
+
+std::string GencodeFlag(std::string_view arch) {
+  std::string a(arch);
+  std::string compute = a.rfind("sm_", 0) == 0 ? "compute_" + a.substr(3) : a;
+  return "-gencode=arch=" + compute + ",code=" + a;
+}
+
+std::vector<std::string> NvccCommand(const std::string& nvcc, std::string_view arch,
+                                     const fs::path& include_dir,
+                                     const std::vector<std::string>& extra_flags,
+                                     const std::string& source_file, const std::string& output) {
+  std::vector<std::string> argv = {nvcc,
+                                   "-std=c++17",
+                                   "-O3",
+                                   GencodeFlag(arch),
+                                   "-lineinfo",
+                                   "-Xcompiler",
+                                   "-fPIC",
+                                   "-shared",
+                                   "-cudart",
+                                   "shared",
+                                   "-Xptxas",
+                                   "-v",
+                                   "-I" + include_dir.string()};
+  argv.insert(argv.end(), extra_flags.begin(), extra_flags.end());
+  // The link fails unless the source defines kope_kernel with C linkage, or when a
+  // symbol stays undefined.
+  argv.insert(argv.end(), {source_file, "-o", output, "-Xlinker", "--no-undefined", "-Xlinker",
+                           "--require-defined=kope_kernel"});
+  return argv;
+}
+
+Result<std::unique_ptr<Backend>> CreateCudaBackend(CudaBackendOptions options) {
+  if (options.cache_dir.empty()) options.cache_dir = DefaultCacheDir();
+  if (options.include_dir.empty()) options.include_dir = KOPE_INCLUDE_DIR;
+  if (const char* v = std::getenv("KOPE_NCU"); v != nullptr && *v != '\0') options.ncu = v;
+  if (const char* v = std::getenv("KOPE_COMPUTE_SANITIZER"); v != nullptr && *v != '\0') {
+    options.sanitizer = v;
+  }
+  Result<std::string> header = ReadFile(options.include_dir / "kope" / "kernel.h");
+  if (!header.ok()) {
+    return Status::NotFound("the kernel ABI header kope/kernel.h is not in " +
+                            options.include_dir.string());
+  }
+  const std::string nvcc = ResolveNvcc(options);
+  ProcessOptions popts;
+  popts.timeout_seconds = 30;
+  Result<ProcessResult> version = RunProcess({nvcc, "--version"}, popts);
+  if (!version.ok() || !version->ok()) {
+    return Status::NotFound("nvcc ('" + nvcc +
+                            "') does not run; install the CUDA toolkit or set KOPE_NVCC");
+  }
+  // "Cuda compilation tools, release 13.0, V13.0.88" and the build line.
+  std::string nvcc_version;
+  {
+    std::istringstream in(version->output);
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.find("release") != std::string::npos || line.rfind("Build", 0) == 0) {
+        nvcc_version += (nvcc_version.empty() ? "" : "; ") + line;
+      }
+    }
+    if (nvcc_version.empty()) nvcc_version = version->output;
+  }
+  std::string arch = options.arch;
+  if (arch.empty()) {
+    if (const char* env = std::getenv("KOPE_CUDA_ARCH"); env != nullptr && *env != '\0') arch = env;
+  }
+  if (arch.empty()) {
+    Result<cuda_internal::GpuProperties> gpu = cuda_internal::QueryGpu(options.device);
+    if (!gpu.ok()) {
+      return Status::FailedPrecondition(
+          "no CUDA GPU to compile for (" + gpu.status().message() +
+          "); set KOPE_CUDA_ARCH (e.g. sm_90a) to compile without one");
+    }
+    arch = ArchForCapability(gpu->cc);
+  }
+  if (!ParseComputeCapability(arch)) {
+    return Status::InvalidArgument("'" + arch + "' is not a CUDA target such as sm_90a");
+  }
+  return std::unique_ptr<Backend>(new CudaBackend(std::move(options), nvcc, nvcc_version,
+                                                  *header, arch));
+}
+
+}  // namespace kope
