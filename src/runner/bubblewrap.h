@@ -43,6 +43,7 @@ Protection ParentProtection(const SandboxOptions& options, bool bubblewrap_used)
 // by the child for what it does and by the parent to predict it.
 struct RlimitPlan {
   bool address_space = true;
+  bool data = false;
   bool processes = true;
   std::vector<std::string> notes;
 };

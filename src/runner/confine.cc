@@ -196,6 +196,11 @@ ConfineReport Confine(const SandboxLimits& limits) {
                   limits.max_address_space_bytes, &report) &&
          ok;
   }
+  if (plan.data) {
+    ok = SetLimit(RLIMIT_DATA, "RLIMIT_DATA", limits.max_data_bytes, limits.max_data_bytes,
+                  &report) &&
+         ok;
+  }
   if (plan.processes) {
     ok = SetLimit(RLIMIT_NPROC, "RLIMIT_NPROC", limits.max_processes, limits.max_processes,
                   &report) &&

@@ -87,13 +87,18 @@ std::string ReadTail(const std::filesystem::path& path, size_t max_bytes) {
 // threads sleep instead of spinning: the baseline and the candidate are timed
 // interleaved in two processes, and a candidate's spinning pool would steal the
 // cores the baseline runs on next (on a 2-core machine it doubled its time).
-std::vector<std::string> ChildEnvironment(const SandboxLimits& limits) {
+std::vector<std::string> ChildEnvironment(const SandboxLimits& limits, bool gpu) {
   std::vector<std::string> env = {"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8"};
   bool wait_policy_set = false;
   for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
     std::string_view entry(*e);
     if (entry.starts_with("OMP_") || entry.starts_with("GOMP_")) env.emplace_back(entry);
     if (entry.starts_with("OMP_WAIT_POLICY=")) wait_policy_set = true;
+    // Where the CUDA runtime and driver libraries are, and which GPUs the parent sees.
+    if (gpu && (entry.starts_with("LD_LIBRARY_PATH=") || entry.starts_with("CUDA_VISIBLE_DEVICES=") ||
+                entry.starts_with("CUDA_DEVICE_ORDER="))) {
+      env.emplace_back(entry);
+    }
   }
   if (!wait_policy_set) env.emplace_back("OMP_WAIT_POLICY=passive");
   if (sandbox_internal::kAddressSanitizer && limits.max_address_space_bytes > 0) {
@@ -192,7 +197,19 @@ Status Runner::Impl::Start(const RunnerOptions& options) {
     return Status::IoError(Errno("SO_PASSCRED"));
   }
 
-  const SandboxLimits& limits = options.sandbox.limits;
+  const bool gpu = !options.device.empty();
+  SandboxOptions sandbox_options = options.sandbox;
+  if (gpu) {
+    SandboxLimits& l = sandbox_options.limits;
+    if (l.max_address_space_bytes > 0 && l.max_data_bytes == 0) {
+      l.max_data_bytes = l.max_address_space_bytes;
+    }
+    l.max_address_space_bytes = 0;
+    const size_t colon = options.device.find(':');
+    AddGpuAccess(colon == std::string::npos ? 0 : std::atoi(options.device.c_str() + colon + 1),
+                 &sandbox_options);
+  }
+  const SandboxLimits& limits = sandbox_options.limits;
   std::vector<std::string> command = {exe.string(),
                                       "--serve",
                                       "--control-fd",
@@ -208,15 +225,22 @@ Status Runner::Impl::Start(const RunnerOptions& options) {
                                       "--max-processes",
                                       std::to_string(limits.max_processes)};
   if (limits.allow_network) command.push_back("--allow-network");
+  if (limits.max_data_bytes > 0) {
+    command.insert(command.end(), {"--max-data-bytes", std::to_string(limits.max_data_bytes)});
+  }
+  if (gpu) {
+    command.insert(command.end(), {"--device", options.device, "--max-device-bytes",
+                                   std::to_string(limits.max_device_bytes)});
+  }
 
   const auto& probe = sandbox_internal::ProbeBubblewrap();
-  bubblewrap_ = options.sandbox.use_bubblewrap && probe.works;
+  bubblewrap_ = sandbox_options.use_bubblewrap && probe.works;
   SpawnOptions spawn;
-  spawn.env = ChildEnvironment(limits);
+  spawn.env = ChildEnvironment(limits, gpu);
   spawn.fds = {{1, log.get()}, {2, log.get()}, {3, child_sock.get()}};
   std::vector<std::string> argv = command;
   if (bubblewrap_) {
-    SandboxOptions sandbox = options.sandbox;
+    SandboxOptions sandbox = sandbox_options;
     sandbox.read_only.push_back(exe);
     argv = sandbox_internal::BubblewrapArgv(probe.path, sandbox, scratch_,
                                             sandbox_internal::ScratchLayout::kRunnerWork, command);
@@ -241,7 +265,7 @@ Status Runner::Impl::Start(const RunnerOptions& options) {
   pid_c = hello->sender_pid > 0 ? hello->sender_pid : pid_a;
   pidfd_c_ = Fd(pid_c == pid_a ? -1 : OpenPidfd(pid_c));
 
-  protection = sandbox_internal::ParentProtection(options.sandbox, bubblewrap_);
+  protection = sandbox_internal::ParentProtection(sandbox_options, bubblewrap_);
   protection.seccomp = parsed->seccomp;
   protection.rlimits = parsed->rlimits;
   protection.network_isolated = !limits.allow_network && (bubblewrap_ || protection.seccomp);
@@ -354,7 +378,8 @@ Result<CallOutcome> Runner::Impl::Request(rp::MessageType type, const std::strin
       break;
     case rp::ReplyStatus::kKernelError:
       out.kind = CallOutcome::Kind::kKernelError;
-      out.detail = "the kernel returned " + std::to_string(reply->rc);
+      out.detail = reply->message.empty() ? "the kernel returned " + std::to_string(reply->rc)
+                                          : reply->message;
       break;
     case rp::ReplyStatus::kLoadError:
       out.kind = CallOutcome::Kind::kKernelError;

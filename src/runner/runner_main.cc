@@ -4,7 +4,7 @@
 //       starts a runner the way kope does and prints the protection it got
 //   kope-runner --serve --control-fd N --kernels DIR [--cpu-seconds N]
 //       [--max-file-bytes N] [--max-address-space-bytes N] [--max-processes N]
-//       [--allow-network]
+//       [--allow-network] [--max-data-bytes N] [--device cuda:N --max-device-bytes N]
 //       the child side, started by kope::Runner; not for use by hand
 #include <fcntl.h>
 #include <stdlib.h>
@@ -38,7 +38,8 @@ constexpr char kUsage[] =
     "usage: kope-runner --probe [--no-bubblewrap]\n"
     "       kope-runner --serve --control-fd N --kernels DIR [--cpu-seconds N]\n"
     "                   [--max-file-bytes N] [--max-address-space-bytes N]\n"
-    "                   [--max-processes N] [--allow-network]\n";
+    "                   [--max-processes N] [--allow-network] [--max-data-bytes N]\n"
+    "                   [--device cuda:N --max-device-bytes N]\n";
 
 int Usage(const char* problem) {
   std::fprintf(stderr, "kope-runner: %s\n%s", problem, kUsage);
@@ -80,6 +81,7 @@ int Probe(bool use_bubblewrap) {
 
 int ServeMain(int argc, char** argv) {
   kope::SandboxLimits limits;
+  kope::runner_child::DeviceOptions device;
   int control_fd = -1;
   std::filesystem::path kernels;
   for (int i = 2; i < argc; ++i) {
@@ -95,6 +97,10 @@ int ServeMain(int argc, char** argv) {
       kernels = std::string(value);
       continue;
     }
+    if (arg == "--device") {
+      device.device = std::string(value);
+      continue;
+    }
     if (!ParseU64(value, &n)) return Usage("bad number");
     if (arg == "--control-fd") {
       control_fd = static_cast<int>(n);
@@ -106,6 +112,10 @@ int ServeMain(int argc, char** argv) {
       limits.max_address_space_bytes = n;
     } else if (arg == "--max-processes") {
       limits.max_processes = n;
+    } else if (arg == "--max-data-bytes") {
+      limits.max_data_bytes = n;
+    } else if (arg == "--max-device-bytes") {
+      device.max_device_bytes = n;
     } else {
       return Usage("unknown option");
     }
@@ -124,7 +134,7 @@ int ServeMain(int argc, char** argv) {
            .ok()) {
     return 0;  // the parent is gone
   }
-  return kope::runner_child::Serve(control_fd, kernels);
+  return kope::runner_child::Serve(control_fd, kernels, device);
 }
 
 }  // namespace

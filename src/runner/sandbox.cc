@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -154,12 +155,19 @@ RlimitPlan PlanRlimits(const SandboxLimits& limits, bool is_root, bool own_user_
   RlimitPlan plan;
   if (limits.max_address_space_bytes == 0) {
     plan.address_space = false;
-    plan.notes.push_back("RLIMIT_AS not set: unlimited by request");
+    plan.notes.push_back(limits.max_data_bytes > 0
+                             ? "RLIMIT_AS not set: RLIMIT_DATA caps the heap instead (the CUDA "
+                               "driver reserves more address space than any useful RLIMIT_AS)"
+                             : "RLIMIT_AS not set: unlimited by request");
   } else if (kAddressSanitizer) {
     plan.address_space = false;
     plan.notes.push_back(
         "RLIMIT_AS not set: sanitizer build (ASan reserves terabytes of address space); "
         "ASan's RSS limit caps the runner's memory instead");
+  }
+  if (limits.max_data_bytes > 0) {
+    plan.data = !kAddressSanitizer;
+    if (kAddressSanitizer) plan.notes.push_back("RLIMIT_DATA not set: sanitizer build");
   }
   if (is_root) {
     plan.processes = false;
@@ -228,6 +236,20 @@ std::string Protection::Describe() const {
 }
 
 bool BubblewrapAvailable() { return sandbox_internal::ProbeBubblewrap().works; }
+
+void AddGpuAccess(int device, SandboxOptions* options) {
+  (void)device;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/dev", ec)) {
+    const std::string name = entry.path().filename().string();
+    const bool gpu = name.rfind("nvidia", 0) == 0 &&
+                     (name == "nvidiactl" || name == "nvidia-uvm" || name == "nvidia-uvm-tools" ||
+                      name == "nvidia-caps" ||
+                      (name.size() > 6 && std::isdigit(static_cast<unsigned char>(name[6]))));
+    if (gpu) options->devices.push_back(entry.path());
+  }
+  if (std::filesystem::exists("/sys", ec)) options->read_only.push_back("/sys");
+}
 
 Protection ProbeProtection(const SandboxOptions& options) {
   const bool bwrap = options.use_bubblewrap && BubblewrapAvailable();

@@ -15,6 +15,7 @@
 #include <immintrin.h>
 #endif
 
+#include "cuda_device.h"
 #include "kope/kernel.h"
 #include "protocol.h"
 
@@ -59,13 +60,6 @@ void FlushLegacy(const uint8_t* p, const uint8_t* end, size_t line) {
 }
 #endif
 
-// The tensors of one call, as the kernel will see them, and their byte ranges.
-struct PreparedCall {
-  std::vector<kope_tensor> inputs;
-  std::vector<kope_tensor> outputs;
-  std::vector<ByteRange> ranges;
-};
-
 kope_tensor MakeTensor(const TensorSlot& slot, uint8_t* base) {
   kope_tensor t;
   std::memset(&t, 0, sizeof(t));
@@ -83,8 +77,8 @@ kope_tensor MakeTensor(const TensorSlot& slot, uint8_t* base) {
 
 class Server {
  public:
-  Server(int sock, std::filesystem::path kernels_dir)
-      : sock_(sock), kernels_dir_(std::move(kernels_dir)) {}
+  Server(int sock, std::filesystem::path kernels_dir, DeviceOptions device)
+      : sock_(sock), kernels_dir_(std::move(kernels_dir)), device_(std::move(device)) {}
 
   int Run() {
     while (true) {
@@ -151,6 +145,12 @@ class Server {
       return BadRequest("kernels are loaded from " + kernels_dir_.string() + " only");
     }
     Reply reply;
+    // The GPU context first: the kernel's static initializers may use it.
+    if (Status s = OpenDevice(); !s.ok()) {
+      reply.status = ReplyStatus::kLoadError;
+      reply.message = s.message();
+      return reply;
+    }
     void* handle = dlopen(p.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (handle == nullptr) {
       const char* err = dlerror();
@@ -172,6 +172,16 @@ class Server {
     return reply;
   }
 
+  // Opens the GPU once, when this runner serves one.
+  Status OpenDevice() {
+    if (device_.device.empty() || cuda_ != nullptr) return Status::Ok();
+    Result<std::unique_ptr<CudaExecutor>> cuda =
+        OpenCudaExecutor(device_.device, device_.max_device_bytes);
+    if (!cuda.ok()) return Status::Unavailable("the GPU is not usable: " + cuda.status().message());
+    cuda_ = std::move(cuda).value();
+    return Status::Ok();
+  }
+
   Reply Map(Reader* r, int fd) {
     uint64_t bytes;
     if (!r->U64(&bytes) || !r->AtEnd() || fd < 0 || bytes == 0) return BadRequest("malformed MAP");
@@ -184,6 +194,15 @@ class Server {
     if (arena_ != nullptr) munmap(arena_, arena_bytes_);
     arena_ = static_cast<uint8_t*>(data);
     arena_bytes_ = bytes;
+    if (Status s = OpenDevice(); !s.ok()) return BadRequest(s.message());
+    if (cuda_ != nullptr) {
+      if (Status s = cuda_->Map(arena_, arena_bytes_); !s.ok()) {
+        munmap(arena_, arena_bytes_);
+        arena_ = nullptr;
+        arena_bytes_ = 0;
+        return BadRequest(s.message());
+      }
+    }
     return Reply{};
   }
 
@@ -194,7 +213,9 @@ class Server {
       for (const TensorSlot& slot : *list) {
         KOPE_ASSIGN_OR_RETURN(ByteRange range, runner_protocol::SlotRange(slot, arena_bytes_));
         call.ranges.push_back(range);
-        (list == &spec.inputs ? call.inputs : call.outputs).push_back(MakeTensor(slot, arena_));
+        // On a GPU the kernel gets the device mirror's addresses at the same offsets.
+        uint8_t* base = cuda_ != nullptr ? cuda_->device_base() : arena_;
+        (list == &spec.inputs ? call.inputs : call.outputs).push_back(MakeTensor(slot, base));
       }
     }
     return call;
@@ -224,6 +245,10 @@ class Server {
     if (!call.ok()) return BadRequest(call.status().message());
     if (!r->AtEnd()) return BadRequest("trailing bytes after CALL");
     Reply reply;
+    if (cuda_ != nullptr) {
+      cuda_->Call(kernel_, *call, &reply);
+      return reply;
+    }
     reply.ns.resize(1);
     reply.rc = Invoke(*call, &reply.ns[0]);
     if (reply.rc != 0) reply.status = ReplyStatus::kKernelError;
@@ -246,6 +271,11 @@ class Server {
     }
     if (!r->AtEnd()) return BadRequest("trailing bytes after TIME");
     Reply reply;
+    if (cuda_ != nullptr) {
+      reply.ns.reserve(count);
+      cuda_->Time(kernel_, rotation, count, flush != 0, &reply);
+      return reply;
+    }
     reply.ns.reserve(count);
     for (uint32_t i = 0; i < count; ++i) {
       const PreparedCall& call = rotation[i % n];
@@ -271,6 +301,8 @@ class Server {
 
   int sock_;
   std::filesystem::path kernels_dir_;
+  DeviceOptions device_;
+  std::unique_ptr<CudaExecutor> cuda_;  // set on LOAD when the runner serves a GPU
   kope_kernel_fn kernel_ = nullptr;
   uint8_t* arena_ = nullptr;
   uint64_t arena_bytes_ = 0;
@@ -299,8 +331,8 @@ bool FlushFromCaches(const void* data, size_t bytes) {
 #endif
 }
 
-int Serve(int sock, const std::filesystem::path& kernels_dir) {
-  Server server(sock, kernels_dir.lexically_normal());
+int Serve(int sock, const std::filesystem::path& kernels_dir, const DeviceOptions& device) {
+  Server server(sock, kernels_dir.lexically_normal(), device);
   return server.Run();
 }
 

@@ -69,6 +69,13 @@ struct RunnerOptions {
   std::filesystem::path runner_exe;  // the kope-runner binary
   SandboxOptions sandbox;            // scratch_dir must exist and be empty
   double start_timeout_seconds = 10;
+  // Where the kernel's tensors live: "" (host memory: the arena itself) or "cuda:N"
+  // (buffers on GPU N that mirror the arena; see src/runner/cuda_device.h). For a GPU the
+  // NVIDIA device nodes and /sys are added to the sandbox, RLIMIT_AS gives way to
+  // RLIMIT_DATA at the same size, limits.max_device_bytes caps the kernel's own device
+  // allocations, and the child also gets LD_LIBRARY_PATH, CUDA_VISIBLE_DEVICES and
+  // CUDA_DEVICE_ORDER from the parent.
+  std::string device;
 };
 
 class Runner {

@@ -39,6 +39,12 @@ struct SandboxLimits {
   // RLIMIT_NPROC (threads count too), applied where it can work: for an
   // unprivileged user inside bubblewrap's user namespace. Root is exempt from it.
   uint64_t max_processes = 512;
+  // RLIMIT_DATA (heap and private writable mappings); 0: not set. GPU runners set it
+  // instead of RLIMIT_AS, which the CUDA driver's address-space reservations exceed.
+  uint64_t max_data_bytes = 0;
+  // Device memory a GPU kernel may allocate itself through the CUDA runtime, beyond the
+  // tensors kope gives it; 0: no cap.
+  uint64_t max_device_bytes = 16ull << 30;
 };
 
 struct SandboxOptions {
@@ -60,6 +66,13 @@ struct Protection {
   std::string Describe()
       const;  // one line, e.g. "bubblewrap (net, ro-fs, pid) + seccomp + rlimits"
 };
+
+// Makes the GPUs usable inside the sandbox: adds the NVIDIA device nodes that exist
+// (/dev/nvidiactl, /dev/nvidia-uvm, /dev/nvidia-uvm-tools, /dev/nvidia<N>, /dev/nvidia-caps)
+// to `devices` and /sys (topology the driver reads) to `read_only`. `device` is the CUDA
+// ordinal the process will use; every GPU node is bound, since ordinals and device minors
+// need not agree (CUDA_VISIBLE_DEVICES in the child selects the GPU).
+void AddGpuAccess(int device, SandboxOptions* options);
 
 // Whether bwrap is installed and works here (probed once, cached).
 bool BubblewrapAvailable();
