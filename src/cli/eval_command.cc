@@ -8,6 +8,9 @@
 #include "commands.h"
 #include "kope/backend/cpu/cpu_backend.h"
 #include "kope/eval/evaluator.h"
+#ifdef KOPE_HAVE_CUDA
+#include "kope/backend/cuda/cuda_backend.h"
+#endif
 
 namespace kope::cli {
 namespace {
@@ -21,7 +24,28 @@ struct EvalArgs {
   bool quiet = false;
   int trials = 5;
   double timeout = 10;
+  std::string backend = "auto";
+  bool profile = false;
+  bool sanitize = false;
 };
+
+// cpu, cuda, or auto: CUDA for a .cu candidate when the task has a CUDA baseline and a GPU
+// is present, the CPU otherwise.
+Result<std::unique_ptr<Backend>> MakeBackend(const EvalArgs& args, const Task& task) {
+  const bool cuda_task = task.baselines.count("cuda") > 0 || task.references.count("cuda") > 0;
+  const bool cu_file = std::filesystem::path(args.candidate).extension() == ".cu";
+#ifdef KOPE_HAVE_CUDA
+  if (args.backend == "cuda" || (args.backend == "auto" && cu_file && cuda_task &&
+                                 CudaDevicePresent())) {
+    return CreateCudaBackend();
+  }
+#else
+  if (args.backend == "cuda" || (args.backend == "auto" && cu_file && cuda_task)) {
+    return Status::FailedPrecondition("this kope was built without the CUDA toolkit");
+  }
+#endif
+  return CreateCpuBackend();
+}
 
 int RunEval(const EvalArgs& args) {
   Result<Task> task = LoadTask(args.task);
@@ -37,7 +61,7 @@ int RunEval(const EvalArgs& args) {
   std::ostringstream source;
   source << in.rdbuf();
 
-  Result<std::unique_ptr<Backend>> backend = CreateCpuBackend();
+  Result<std::unique_ptr<Backend>> backend = MakeBackend(args, *task);
   if (!backend.ok()) {
     std::cerr << "kope eval: " << backend.status().message() << "\n";
     return 1;
@@ -46,6 +70,8 @@ int RunEval(const EvalArgs& args) {
   options.trials = args.trials;
   options.call_timeout_seconds = args.timeout;
   options.use_bubblewrap = !args.no_bubblewrap;
+  options.profile = args.profile;
+  options.sanitize = args.sanitize;
   if (args.confirm) {
     options.timing = TimingPolicy::Confirm();
     options.timing_label = "confirm";
@@ -92,6 +118,15 @@ void RegisterEvalCommand(CLI::App& app, int* exit_code) {
   cmd->add_flag("--no-bwrap", args->no_bubblewrap,
                 "Do not use bubblewrap (weaker sandbox: rlimits, seccomp, process group)");
   cmd->add_flag("-q,--quiet", args->quiet, "No progress display");
+  cmd->add_option("--backend", args->backend,
+                  "cpu, cuda, or auto (CUDA for a .cu candidate when the task has a CUDA baseline "
+                  "and a GPU is present)")
+      ->check(CLI::IsMember({"cpu", "cuda", "auto"}));
+  cmd->add_flag("--profile", args->profile,
+                "Profile a valid candidate (CUDA: Nsight Compute) and store compact metrics");
+  cmd->add_flag("--sanitize", args->sanitize,
+                "Gate on memory and race checkers (CUDA: compute-sanitizer memcheck, racecheck, "
+                "initcheck) at the check sizes");
   cmd->callback([args, exit_code] { *exit_code = RunEval(*args); });
 }
 

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <fstream>
+#include <future>
 #include <sstream>
 
 #include "kope/base/hash.h"
@@ -68,6 +69,16 @@ Result<CompiledKernel> CompileTaskKernel(Backend& backend, const KernelSource& s
                                       " does not compile: " + first);
   }
   return compiled;
+}
+
+// The tensors' dtypes and shapes at one size set, for the backend's tools.
+Result<LaunchShapes> ShapesAt(const Task& task, const SizeSet& set) {
+  KOPE_ASSIGN_OR_RETURN(ArenaLayout layout, ArenaLayout::Build(task, set, 1));
+  LaunchShapes shapes;
+  shapes.label = set.label;
+  for (const auto& t : layout.inputs) shapes.inputs.push_back({t.dtype, t.shape});
+  for (const auto& t : layout.outputs) shapes.outputs.push_back({t.dtype, t.shape});
+  return shapes;
 }
 
 void DecideTiming(const Task& task, const SizeSet& bench, Outcome& outcome) {
@@ -136,18 +147,15 @@ Result<Outcome> Evaluator::Evaluate(const Task& task, std::string_view candidate
 
   KOPE_ASSIGN_OR_RETURN(out.hardware, backend_.Hardware());
 
+  // The candidate compiles while the task's kernels are compiled (cached) and their
+  // runners start: the backend is thread-safe, and runners are started from this thread.
+  // (An early return waits for the compile: the future's destructor blocks.)
   s.Progress("compile candidate");
-  KOPE_ASSIGN_OR_RETURN(CompiledKernel cand, backend_.Compile(candidate_source, candidate_name));
-  out.compile_seconds = cand.seconds;
-  out.compile_cache_hit = cand.cache_hit;
-  out.diagnostics = cand.diagnostics;
-  if (!cand.ok()) {
-    out.verdict = Verdict::kCompileError;
-    out.message = cand.diagnostics.empty() ? "the candidate does not compile"
-                                           : cand.diagnostics[0].message.substr(
-                                                 0, cand.diagnostics[0].message.find('\n'));
-    return finish();
-  }
+  std::future<Result<CompiledKernel>> cand_future =
+      std::async(std::launch::async, [&, source = std::string(candidate_source),
+                                      name = std::string(candidate_name)] {
+        return backend_.Compile(source, name);
+      });
   KOPE_ASSIGN_OR_RETURN(CompiledKernel ref,
                         CompileTaskKernel(backend_, reference_src, "reference"));
   std::optional<CompiledKernel> base;
@@ -164,6 +172,7 @@ Result<Outcome> Evaluator::Evaluate(const Task& task, std::string_view candidate
   }
   ropts.sandbox.limits = options_.limits;
   ropts.sandbox.use_bubblewrap = options_.use_bubblewrap;
+  ropts.device = backend_.runner_device();
   auto start_process = [&](const std::string& role,
                            const fs::path& artifact) -> Result<std::unique_ptr<KernelProcess>> {
     fs::path dir = scratch.path() / role;
@@ -188,6 +197,19 @@ Result<Outcome> Evaluator::Evaluate(const Task& task, std::string_view candidate
                                         s.baseline->load_outcome().detail);
     }
   }
+
+  KOPE_ASSIGN_OR_RETURN(CompiledKernel cand, cand_future.get());
+  out.compile_seconds = cand.seconds;
+  out.compile_cache_hit = cand.cache_hit;
+  out.diagnostics = cand.diagnostics;
+  out.resources = cand.resources;
+  if (!cand.ok()) {
+    out.verdict = Verdict::kCompileError;
+    out.message = cand.diagnostics.empty() ? "the candidate does not compile"
+                                           : cand.diagnostics[0].message.substr(
+                                                 0, cand.diagnostics[0].message.find('\n'));
+    return finish();
+  }
   KOPE_ASSIGN_OR_RETURN(s.candidate, start_process("candidate", cand.artifact));
   out.protection = s.candidate->protection().Describe();
   if (!s.CandidateCallOk(s.candidate->load_outcome(), "loading the kernel")) return finish();
@@ -195,6 +217,27 @@ Result<Outcome> Evaluator::Evaluate(const Task& task, std::string_view candidate
   KOPE_ASSIGN_OR_RETURN(bool verified,
                         s.Verify(SizeSetsFor(task, language), options_.trials, "value"));
   if (!verified) return finish();
+  if (options_.sanitize) {
+    // Memory and race checkers as a gate, on the check sizes (they are slow).
+    s.Progress("sanitize");
+    std::vector<LaunchShapes> shapes;
+    for (const SizeSet& set : task.checks) {
+      KOPE_ASSIGN_OR_RETURN(LaunchShapes l, ShapesAt(task, set));
+      shapes.push_back(std::move(l));
+    }
+    Result<SanitizerReport> report = backend_.Sanitize(cand, shapes);
+    out.sanitizer = report.ok() ? *report : SanitizerReport{{}, true, "", report.status().message()};
+    if (!out.sanitizer->clean) {
+      out.verdict = Verdict::kIncorrect;
+      out.message = "the sanitizer found an error: " +
+                    out.sanitizer->first_error.substr(0, out.sanitizer->first_error.find('\n'));
+      Mismatch m;
+      m.reason = "sanitizer";
+      m.size_set = "check";
+      out.mismatch = m;
+      return finish();
+    }
+  }
   KOPE_ASSIGN_OR_RETURN(bool timed, s.Time());
   if (!timed) return finish();
   // Fresh inputs after the timing loop catch kernels that replay or drift.
@@ -206,6 +249,13 @@ Result<Outcome> Evaluator::Evaluate(const Task& task, std::string_view candidate
   out.verdict = Verdict::kValid;
   DecideTiming(task, BenchSizes(task, language), out);
   out.message = "valid";
+  if (options_.profile) {
+    s.Progress("profile");
+    KOPE_ASSIGN_OR_RETURN(LaunchShapes shapes, ShapesAt(task, BenchSizes(task, language)));
+    Result<KernelProfile> profile = backend_.Profile(cand, shapes);
+    out.profile = profile.ok() ? *profile : KernelProfile{};
+    if (!profile.ok()) out.profile->note = profile.status().message();
+  }
   return finish();
 }
 

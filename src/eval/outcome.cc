@@ -107,7 +107,37 @@ std::string OutcomeToJson(const Outcome& o, int indent) {
       {"backend", hw.backend},           {"device", hw.device},
       {"architecture", hw.architecture}, {"cores", hw.cores},
       {"compiler", hw.compiler},         {"bandwidth_bytes_per_s", hw.bandwidth_bytes_per_s},
-      {"peak_flops", hw.peak_flops}};
+      {"peak_flops", hw.peak_flops},     {"last_level_cache_bytes", hw.last_level_cache_bytes},
+      {"measured_at", hw.measured_at}};
+  if (!hw.driver.empty()) j["hardware"]["driver"] = hw.driver;
+  if (hw.memory_bytes > 0) j["hardware"]["memory_bytes"] = hw.memory_bytes;
+  if (!o.resources.empty()) {
+    json resources = json::array();
+    for (const KernelResources& r : o.resources) {
+      resources.push_back({{"function", r.function},
+                           {"arch", r.arch},
+                           {"registers", r.registers},
+                           {"shared_bytes", r.shared_bytes},
+                           {"constant_bytes", r.constant_bytes},
+                           {"stack_bytes", r.stack_bytes},
+                           {"spill_store_bytes", r.spill_store_bytes},
+                           {"spill_load_bytes", r.spill_load_bytes}});
+    }
+    j["resources"] = resources;
+  }
+  if (o.sanitizer) {
+    j["sanitizer"] = {{"tools", o.sanitizer->tools},
+                      {"clean", o.sanitizer->clean},
+                      {"first_error", o.sanitizer->first_error},
+                      {"note", o.sanitizer->note}};
+  }
+  if (o.profile) {
+    json metrics = json::object();
+    for (const auto& [name, value] : o.profile->metrics) metrics[name] = Number(value);
+    j["profile"] = {{"tool", o.profile->tool},       {"kernel", o.profile->kernel},
+                    {"launches", o.profile->launches}, {"metrics", metrics},
+                    {"limiter", o.profile->limiter}, {"note", o.profile->note}};
+  }
   j["compile_seconds"] = o.compile_seconds;
   j["compile_cache_hit"] = o.compile_cache_hit;
   j["eval_seconds"] = o.eval_seconds;
@@ -155,6 +185,29 @@ std::string FormatOutcome(const Outcome& o) {
                        100 * o.baseline_roofline_fraction.value_or(0));
     }
     s += "\n";
+  }
+  for (const KernelResources& r : o.resources) {
+    s += fmt::format("  kernel {}: {} registers, {} B shared, {} B stack, spills {}/{} B\n",
+                     r.function.substr(0, 60), r.registers, r.shared_bytes, r.stack_bytes,
+                     r.spill_store_bytes, r.spill_load_bytes);
+  }
+  if (o.sanitizer) {
+    std::string tools;
+    for (const std::string& t : o.sanitizer->tools) tools += (tools.empty() ? "" : ", ") + t;
+    s += fmt::format("  sanitizer: {}{}{}\n",
+                     o.sanitizer->clean ? "clean" : "ERROR: " + o.sanitizer->first_error,
+                     tools.empty() ? "" : " (" + tools + ")",
+                     o.sanitizer->note.empty() ? "" : "; " + o.sanitizer->note);
+  }
+  if (o.profile) {
+    std::string metrics;
+    for (const auto& [name, value] : o.profile->metrics) {
+      metrics += fmt::format("{}{}={:.4g}", metrics.empty() ? "" : ", ", name, value);
+    }
+    s += fmt::format("  profile ({}): {}{}{}\n", o.profile->tool,
+                     metrics.empty() ? "no metrics" : metrics,
+                     o.profile->limiter.empty() ? "" : "; limited by " + o.profile->limiter,
+                     o.profile->note.empty() ? "" : "; " + o.profile->note.substr(0, 300));
   }
   if (!o.flags.empty()) {
     std::string flags;

@@ -44,6 +44,12 @@ struct EvalOptions {
   bool use_bubblewrap = true;
   std::filesystem::path runner_exe;    // empty: FindRunnerExecutable()
   std::filesystem::path scratch_root;  // empty: the system temp folder
+  // After verification, the backend's memory and race checkers (Backend::Sanitize) on the
+  // check sizes, as a gate: an error they report makes the candidate incorrect.
+  bool sanitize = false;
+  // After a valid verdict, the backend's profiler (Backend::Profile) on one call at the bench
+  // size; its compact metrics are stored with the outcome.
+  bool profile = false;
   // Called with short progress lines ("verify check[1] trial 3/5"); may be empty.
   std::function<void(std::string_view)> progress;
 };

@@ -78,6 +78,9 @@ struct Outcome {
   HardwareInfo hardware;
   double compile_seconds = 0;
   bool compile_cache_hit = false;
+  std::vector<KernelResources> resources;  // the compiler's report per device function (CUDA)
+  std::optional<SanitizerReport> sanitizer;  // EvalOptions::sanitize
+  std::optional<KernelProfile> profile;      // EvalOptions::profile, valid outcomes only
   double eval_seconds = 0;    // wall time of the whole evaluation
   double kernel_seconds = 0;  // time spent inside kernels, all runners together
   std::string timing_policy;  // "screen" or "confirm"
