@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cctype>
 
 namespace kope::memory {
 namespace {
@@ -96,36 +95,87 @@ constexpr std::array<std::string_view, 18> kVocabulary = {"vectorize-loads",
                                                           "cache-blocking",
                                                           "tune-parameters"};
 
-bool IsWordChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }
+// ASCII only, without the locale lookups of <cctype>: this runs for every attempt written.
+bool IsWordChar(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+char AsciiLower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+bool IsSpace(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
 
-// `word` occurs in `text` at a word start (and at a word end if `whole`).
-bool HasWord(std::string_view text, std::string_view word, bool whole) {
-  for (size_t pos = text.find(word); pos != std::string_view::npos;
-       pos = text.find(word, pos + 1)) {
-    if (pos > 0 && IsWordChar(text[pos - 1])) continue;
-    size_t end = pos + word.size();
-    if (whole && end < text.size() && IsWordChar(text[end])) continue;
+// The text once lowercased, with the positions where its words start and which first letters
+// occur (most terms can be ruled out by their first letter alone).
+struct Words {
+  std::string text;
+  std::vector<size_t> starts;
+  std::array<bool, 256> first{};
+};
+
+Words IndexWords(std::string_view decision) {
+  Words w;
+  w.text.resize(decision.size());
+  for (size_t i = 0; i < decision.size(); ++i) {
+    w.text[i] = AsciiLower(decision[i]);
+    if (IsWordChar(w.text[i]) && (i == 0 || !IsWordChar(w.text[i - 1]))) {
+      w.starts.push_back(i);
+      w.first[static_cast<unsigned char>(w.text[i])] = true;
+    }
+  }
+  return w;
+}
+
+// One word of a text rule.
+struct Term {
+  std::string_view word;
+  bool whole = false;  // must also end at a word end
+};
+
+// The rules with their text alternatives split into terms once.
+struct CompiledRule {
+  std::string_view name;
+  std::vector<std::vector<Term>> text;
+  const std::vector<std::string_view>* code = nullptr;
+};
+
+const std::vector<CompiledRule>& CompiledRules() {
+  static const std::vector<CompiledRule> compiled = [] {
+    std::vector<CompiledRule> out;
+    for (const ClassRule& rule : Rules()) {
+      CompiledRule c{rule.name, {}, &rule.code};
+      for (std::string_view alternative : rule.text) {
+        std::vector<Term> terms;
+        while (!alternative.empty()) {
+          size_t plus = alternative.find('+');
+          Term t{alternative.substr(0, plus), false};
+          if (!t.word.empty() && t.word.back() == '$') {
+            t.word.remove_suffix(1);
+            t.whole = true;
+          }
+          if (!t.word.empty()) terms.push_back(t);
+          alternative =
+              plus == std::string_view::npos ? std::string_view() : alternative.substr(plus + 1);
+        }
+        c.text.push_back(std::move(terms));
+      }
+      out.push_back(std::move(c));
+    }
+    return out;
+  }();
+  return compiled;
+}
+
+bool HasTerm(const Words& w, const Term& term) {
+  if (!w.first[static_cast<unsigned char>(term.word[0])]) return false;
+  for (size_t pos : w.starts) {
+    if (w.text[pos] != term.word[0] || w.text.compare(pos, term.word.size(), term.word) != 0) {
+      continue;
+    }
+    size_t end = pos + term.word.size();
+    if (term.whole && end < w.text.size() && IsWordChar(w.text[end])) continue;
     return true;
   }
   return false;
-}
-
-bool MatchesTextRule(std::string_view text, std::string_view rule) {
-  while (!rule.empty()) {
-    size_t plus = rule.find('+');
-    std::string_view word = rule.substr(0, plus);
-    bool whole = !word.empty() && word.back() == '$';
-    if (whole) word.remove_suffix(1);
-    if (!HasWord(text, word, whole)) return false;
-    rule = plus == std::string_view::npos ? std::string_view() : rule.substr(plus + 1);
-  }
-  return true;
-}
-
-std::string Lowercase(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
 }
 
 std::string CollapseWhitespace(std::string_view code) {
@@ -133,7 +183,7 @@ std::string CollapseWhitespace(std::string_view code) {
   out.reserve(code.size());
   bool space = false;
   for (char c : code) {
-    if (std::isspace(static_cast<unsigned char>(c))) {
+    if (IsSpace(c)) {
       space = true;
       continue;
     }
@@ -153,14 +203,18 @@ bool IsDecisionClass(std::string_view name) {
 }
 
 std::vector<std::string> ClassifyDecision(std::string_view decision, std::string_view code) {
-  std::string text = Lowercase(decision);
-  std::string flat = CollapseWhitespace(code);
+  const Words words = IndexWords(decision);
+  const std::string flat = CollapseWhitespace(code);
   std::vector<std::string> classes;
-  for (const ClassRule& rule : Rules()) {
-    bool hit = std::any_of(rule.text.begin(), rule.text.end(),
-                           [&](std::string_view r) { return MatchesTextRule(text, r); }) ||
-               std::any_of(rule.code.begin(), rule.code.end(),
-                           [&](std::string_view r) { return flat.find(r) != std::string::npos; });
+  for (const CompiledRule& rule : CompiledRules()) {
+    bool hit = std::any_of(rule.text.begin(), rule.text.end(), [&](const std::vector<Term>& terms) {
+      return std::all_of(terms.begin(), terms.end(),
+                         [&](const Term& t) { return HasTerm(words, t); });
+    });
+    hit = hit || (!flat.empty() &&
+                  std::any_of(rule.code->begin(), rule.code->end(), [&](std::string_view r) {
+                    return flat.find(r) != std::string::npos;
+                  }));
     if (hit) classes.emplace_back(rule.name);
   }
   std::sort(classes.begin(), classes.end());

@@ -1,8 +1,8 @@
 #include "kope/memory/line_diff.h"
 
 #include <algorithm>
+#include <functional>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 namespace kope::memory {
@@ -28,12 +28,28 @@ struct Op {
   int line;  // index into old lines (equal, delete) or new lines (insert)
 };
 
-// Myers' greedy forward search over a[0,n) and b[0,m) (as line ids), then a backtrack through
-// the saved frontiers. Returns false when the distance exceeds max_d.
-bool MyersScript(const std::vector<int>& a, const std::vector<int>& b, int a0, int b0, int max_d,
-                 std::vector<Op>* ops) {
-  const int n = static_cast<int>(a.size());
-  const int m = static_cast<int>(b.size());
+// Lines of one side of the differing middle, with their hashes for quick inequality.
+struct Side {
+  const std::string_view* lines;
+  std::vector<size_t> hashes;
+  int size() const { return static_cast<int>(hashes.size()); }
+  bool Same(int i, const Side& o, int j) const {
+    return hashes[i] == o.hashes[j] && lines[i] == o.lines[j];
+  }
+};
+
+Side MakeSide(const std::vector<std::string_view>& lines, int begin, int end) {
+  Side side{lines.data() + begin, {}};
+  side.hashes.reserve(static_cast<size_t>(end - begin));
+  for (int i = begin; i < end; ++i) side.hashes.push_back(std::hash<std::string_view>()(lines[i]));
+  return side;
+}
+
+// Myers' greedy forward search over a[0,n) and b[0,m), then a backtrack through the saved
+// frontiers. Returns false when the distance exceeds max_d.
+bool MyersScript(const Side& a, const Side& b, int a0, int b0, int max_d, std::vector<Op>* ops) {
+  const int n = a.size();
+  const int m = b.size();
   const int max = n + m;
   const int offset = max + 1;
   std::vector<int> v(2 * max + 3, 0);
@@ -46,7 +62,7 @@ bool MyersScript(const std::vector<int>& a, const std::vector<int>& b, int a0, i
                   ? v[offset + k + 1]
                   : v[offset + k - 1] + 1;
       int y = x - k;
-      while (x < n && y < m && a[x] == b[y]) ++x, ++y;
+      while (x < n && y < m && a.Same(x, b, y)) ++x, ++y;
       v[offset + k] = x;
       if (x >= n && y >= m) {
         found_d = d;
@@ -93,18 +109,10 @@ std::vector<Op> EditScript(const std::vector<std::string_view>& a,
   while (tail < n - head && tail < m - head && a[n - 1 - tail] == b[m - 1 - tail]) ++tail;
 
   std::vector<Op> ops;
+  ops.reserve(static_cast<size_t>(n + m));
   for (int i = 0; i < head; ++i) ops.push_back({OpType::kEqual, i});
-  std::unordered_map<std::string_view, int> ids;
-  auto to_ids = [&](const std::vector<std::string_view>& lines, int begin, int end) {
-    std::vector<int> out;
-    out.reserve(end - begin);
-    for (int i = begin; i < end; ++i) {
-      out.push_back(ids.emplace(lines[i], static_cast<int>(ids.size())).first->second);
-    }
-    return out;
-  };
-  std::vector<int> mid_a = to_ids(a, head, n - tail);
-  std::vector<int> mid_b = to_ids(b, head, m - tail);
+  const Side mid_a = MakeSide(a, head, n - tail);
+  const Side mid_b = MakeSide(b, head, m - tail);
   if (!MyersScript(mid_a, mid_b, head, head, max_d, &ops)) {
     for (int i = head; i < n - tail; ++i) ops.push_back({OpType::kDelete, i});
     for (int j = head; j < m - tail; ++j) ops.push_back({OpType::kInsert, j});

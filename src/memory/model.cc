@@ -121,16 +121,24 @@ std::string HardwareKey(std::string_view backend, std::string_view device, std::
   return ContentHash({"hardware", backend, device, arch});
 }
 
+// Attempt and outcome keys start with the first half of their run's key, so that the nodes of
+// one episode sit together in the key index (a random key would make every insert touch a
+// different index page); the second half is the content hash.
 std::string AttemptKey(std::string_view run_key, std::string_view parent_key,
                        std::string_view source_hash, std::string_view decision,
                        std::string_view proposer) {
-  return ContentHash({"attempt", run_key, parent_key, source_hash, decision, proposer});
+  std::string hash = ContentHash({"attempt", run_key, parent_key, source_hash, decision, proposer});
+  if (run_key.size() < 16) return hash;
+  return std::string(run_key.substr(0, 16)) + hash.substr(0, 16);
 }
 
 std::string OutcomeKey(std::string_view attempt_key, std::string_view stage,
                        std::string_view verdict, std::string_view evidence_json,
                        std::string_view error_message) {
-  return ContentHash({"outcome", attempt_key, stage, verdict, evidence_json, error_message});
+  std::string hash =
+      ContentHash({"outcome", attempt_key, stage, verdict, evidence_json, error_message});
+  if (attempt_key.size() < 16) return hash;
+  return std::string(attempt_key.substr(0, 16)) + hash.substr(0, 16);
 }
 
 std::string InsightKey(std::string_view kind, const InsightScope& scope,

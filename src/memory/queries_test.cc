@@ -333,6 +333,50 @@ TEST_F(QueriesTest, FullTextSearchOverDecisionsErrorsInsightsAndTasks) {
   EXPECT_EQ(ValueOrDie(store_->Search(testing::Words("softmax", {}, "", true, 2))).size(), 2u);
 }
 
+TEST_F(QueriesTest, SearchRanksTheNewestMatchesOfEachKind) {
+  std::vector<NodeId> probes;
+  KOPE_ASSERT_OK(store_->Write([&](GraphWriter& w) -> Status {
+    for (int i = 0; i < 30; ++i) {
+      AttemptNode a;
+      a.run_id = ValueOrDie(store_->GetAttempt(a1_)).run_id;
+      a.decision = "window probe " + std::to_string(i);
+      KOPE_ASSIGN_OR_RETURN(NodeId id, w.PutAttempt(a, a.decision));
+      probes.push_back(id);
+    }
+    return Status::Ok();
+  }));
+  // Equal BM25 for all probes: ties go to the lower id, so which ids come back shows the window.
+  SearchQuery q = testing::Words("window probe", {SearchKind::kAttempt}, "", true, 5);
+  q.window = 10;
+  std::vector<SearchHit> hits = ValueOrDie(store_->Search(q));
+  ASSERT_EQ(hits.size(), 5u);
+  for (const SearchHit& h : hits) EXPECT_GE(h.node.id, probes[20]);
+  q.window = 100;
+  hits = ValueOrDie(store_->Search(q));
+  ASSERT_EQ(hits.size(), 5u);
+  EXPECT_EQ(hits[0].node.id, probes[0]);
+  q.window = 1;  // never fewer than the limit
+  EXPECT_EQ(ValueOrDie(store_->Search(q)).size(), 5u);
+}
+
+TEST_F(QueriesTest, TextRelevanceScoresGivenCandidates) {
+  std::vector<double> r = ValueOrDie(
+      store_->TextRelevance(SearchKind::kAttempt, {a4_, a2_, 99999, a1_}, "warp shuffle, rows!"));
+  ASSERT_EQ(r.size(), 4u);
+  EXPECT_GT(r[0], 0);
+  EXPECT_EQ(r[1], 0);
+  EXPECT_EQ(r[2], 0);
+  EXPECT_EQ(r[3], 0);
+  std::vector<double> tasks =
+      ValueOrDie(store_->TextRelevance(SearchKind::kTask, {rows_, matmul_, wide_}, "softmax rows"));
+  EXPECT_GT(tasks[0], 0);
+  EXPECT_EQ(tasks[1], 0);
+  EXPECT_GT(tasks[0], tasks[2]);  // both words beat one
+  EXPECT_TRUE(ValueOrDie(store_->TextRelevance(SearchKind::kError, {}, "x")).empty());
+  EXPECT_EQ(ValueOrDie(store_->TextRelevance(SearchKind::kError, {outcomes_[a3_]}, "")),
+            std::vector<double>{0.0});
+}
+
 TEST_F(QueriesTest, SimilarTasksPreferFamilyThenSizeThenText) {
   std::vector<SimilarTask> similar = ValueOrDie(store_->SimilarTasks(rows_, 10));
   ASSERT_GE(similar.size(), 2u);

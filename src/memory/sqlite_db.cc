@@ -98,6 +98,13 @@ Result<bool> Query::Step(std::source_location where) {
   return status.WithContext("in '" + sql + "'");
 }
 
+Status Query::Reset() {
+  int rc = sqlite3_reset(stmt_);
+  // sqlite3_reset repeats the error of the last step, which Step already reported.
+  (void)rc;
+  return bind_status_;
+}
+
 Status Query::Run(std::source_location where) {
   while (true) {
     KOPE_ASSIGN_OR_RETURN(bool row, Step(where));
@@ -152,17 +159,16 @@ Status Db::Exec(std::string_view sql, std::source_location where) {
 }
 
 Result<Query> Db::Prepare(std::string_view sql, std::source_location where) {
-  std::string key(sql);
-  auto it = cache_.find(key);
+  auto it = cache_.find(sql);
   if (it == cache_.end()) {
     sqlite3_stmt* stmt = nullptr;
-    int rc = sqlite3_prepare_v3(db_, key.data(), static_cast<int>(key.size()),
+    int rc = sqlite3_prepare_v3(db_, sql.data(), static_cast<int>(sql.size()),
                                 SQLITE_PREPARE_PERSISTENT, &stmt, nullptr);
     if (rc != SQLITE_OK) {
       sqlite3_finalize(stmt);
       return SqliteCheck(db_, rc, "sqlite3_prepare_v3", where);
     }
-    it = cache_.emplace(std::move(key), stmt).first;
+    it = cache_.emplace(std::string(sql), stmt).first;
   }
   return Query(db_, it->second);
 }

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <source_location>
@@ -51,6 +52,8 @@ class Query {
 
   // True when a row is available, false when done.
   Result<bool> Step(std::source_location where = std::source_location::current());
+  // Resets the statement for another execution (bindings stay until rebound).
+  Status Reset();
   // Steps to completion, expecting no rows.
   Status Run(std::source_location where = std::source_location::current());
 
@@ -90,11 +93,17 @@ class Db {
   Result<int64_t> QueryInt(std::string_view sql,
                            std::source_location where = std::source_location::current());
   bool InTransaction() const { return sqlite3_get_autocommit(db_) == 0; }
+  int64_t LastInsertRowid() const { return sqlite3_last_insert_rowid(db_); }
 
  private:
   explicit Db(sqlite3* db) : db_(db) {}
   sqlite3* db_;
-  std::unordered_map<std::string, sqlite3_stmt*> cache_;
+  // Looked up by string_view without building a string (transparent hash and equality).
+  struct SqlHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view sql) const { return std::hash<std::string_view>()(sql); }
+  };
+  std::unordered_map<std::string, sqlite3_stmt*, SqlHash, std::equal_to<>> cache_;
 };
 
 // A read snapshot: BEGIN on construction when no transaction is open, COMMIT on destruction.

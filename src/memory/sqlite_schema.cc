@@ -141,49 +141,17 @@ CREATE TABLE usage(
   credit REAL NOT NULL DEFAULT 0,
   PRIMARY KEY(target_kind, target_id)) WITHOUT ROWID;
 
+-- Full-text indexes over external content. The writer keeps them in step with their tables
+-- (no triggers: a trigger makes every insert a statement transaction, and each of those makes
+-- FTS5 flush its pending terms, which costs more than the insert itself).
 CREATE VIRTUAL TABLE tasks_fts USING fts5(name, op_family, description,
   content='tasks', content_rowid='id', tokenize='porter unicode61');
-CREATE TRIGGER tasks_fts_insert AFTER INSERT ON tasks BEGIN
-  INSERT INTO tasks_fts(rowid, name, op_family, description)
-  VALUES (new.id, new.name, new.op_family, new.description);
-END;
-CREATE TRIGGER tasks_fts_delete AFTER DELETE ON tasks BEGIN
-  INSERT INTO tasks_fts(tasks_fts, rowid, name, op_family, description)
-  VALUES ('delete', old.id, old.name, old.op_family, old.description);
-END;
-
 CREATE VIRTUAL TABLE attempts_fts USING fts5(decision, classes,
   content='attempts', content_rowid='id', tokenize='porter unicode61');
-CREATE TRIGGER attempts_fts_insert AFTER INSERT ON attempts BEGIN
-  INSERT INTO attempts_fts(rowid, decision, classes) VALUES (new.id, new.decision, new.classes);
-END;
-CREATE TRIGGER attempts_fts_delete AFTER DELETE ON attempts BEGIN
-  INSERT INTO attempts_fts(attempts_fts, rowid, decision, classes)
-  VALUES ('delete', old.id, old.decision, old.classes);
-END;
-
 CREATE VIRTUAL TABLE insights_fts USING fts5(text,
   content='insights', content_rowid='id', tokenize='porter unicode61');
-CREATE TRIGGER insights_fts_insert AFTER INSERT ON insights BEGIN
-  INSERT INTO insights_fts(rowid, text) VALUES (new.id, new.text);
-END;
-CREATE TRIGGER insights_fts_update AFTER UPDATE OF text ON insights BEGIN
-  INSERT INTO insights_fts(insights_fts, rowid, text) VALUES ('delete', old.id, old.text);
-  INSERT INTO insights_fts(rowid, text) VALUES (new.id, new.text);
-END;
-CREATE TRIGGER insights_fts_delete AFTER DELETE ON insights BEGIN
-  INSERT INTO insights_fts(insights_fts, rowid, text) VALUES ('delete', old.id, old.text);
-END;
-
 CREATE VIRTUAL TABLE errors_fts USING fts5(error_message,
   content='outcomes', content_rowid='id', tokenize='porter unicode61');
-CREATE TRIGGER errors_fts_insert AFTER INSERT ON outcomes WHEN new.error_message <> '' BEGIN
-  INSERT INTO errors_fts(rowid, error_message) VALUES (new.id, new.error_message);
-END;
-CREATE TRIGGER errors_fts_delete AFTER DELETE ON outcomes WHEN old.error_message <> '' BEGIN
-  INSERT INTO errors_fts(errors_fts, rowid, error_message)
-  VALUES ('delete', old.id, old.error_message);
-END;
 )sql";
 
 // Version 2: outcomes carry the normalized error signature of their error message, indexed,

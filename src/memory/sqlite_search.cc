@@ -53,26 +53,20 @@ std::string OneLine(std::string_view text, size_t max_chars = 160) {
 struct KindSql {
   SearchKind kind;
   NodeKind node;
-  const char* sql;  // ?1 match, ?2 family ("" any), ?3 limit; columns: id, bm25, text
+  const char* fts;
+  const char* row;  // by id: the text to show, the op family ('' for any)
 };
 
 constexpr KindSql kSearchSql[] = {
-    {SearchKind::kAttempt, NodeKind::kAttempt,
-     "SELECT a.id, bm25(attempts_fts), a.decision FROM attempts_fts f JOIN attempts a ON a.id = "
-     "f.rowid WHERE attempts_fts MATCH ?1 AND (?2 = '' OR a.task_id IN (SELECT id FROM tasks "
-     "WHERE op_family = ?2)) ORDER BY bm25(attempts_fts), a.id LIMIT ?3"},
-    {SearchKind::kInsight, NodeKind::kInsight,
-     "SELECT i.id, bm25(insights_fts), i.text FROM insights_fts f JOIN insights i ON i.id = "
-     "f.rowid WHERE insights_fts MATCH ?1 AND (?2 = '' OR i.op_family IN (?2, '')) "
-     "ORDER BY bm25(insights_fts), i.id LIMIT ?3"},
-    {SearchKind::kError, NodeKind::kOutcome,
-     "SELECT o.id, bm25(errors_fts), o.error_message FROM errors_fts f JOIN outcomes o ON o.id = "
-     "f.rowid WHERE errors_fts MATCH ?1 AND (?2 = '' OR o.op_family = ?2) "
-     "ORDER BY bm25(errors_fts), o.id LIMIT ?3"},
-    {SearchKind::kTask, NodeKind::kTask,
-     "SELECT t.id, bm25(tasks_fts), t.name || ': ' || t.description FROM tasks_fts f JOIN tasks t "
-     "ON t.id = f.rowid WHERE tasks_fts MATCH ?1 AND (?2 = '' OR t.op_family = ?2) "
-     "ORDER BY bm25(tasks_fts), t.id LIMIT ?3"},
+    {SearchKind::kAttempt, NodeKind::kAttempt, "attempts_fts",
+     "SELECT a.decision, t.op_family FROM attempts a JOIN tasks t ON t.id = a.task_id "
+     "WHERE a.id = ?"},
+    {SearchKind::kInsight, NodeKind::kInsight, "insights_fts",
+     "SELECT text, op_family FROM insights WHERE id = ?"},
+    {SearchKind::kError, NodeKind::kOutcome, "errors_fts",
+     "SELECT error_message, op_family FROM outcomes WHERE id = ?"},
+    {SearchKind::kTask, NodeKind::kTask, "tasks_fts",
+     "SELECT name || ': ' || description, op_family FROM tasks WHERE id = ?"},
 };
 
 }  // namespace
@@ -89,12 +83,39 @@ Result<std::vector<SearchHit>> SqliteStore::Search(const SearchQuery& query) {
         std::find(query.kinds.begin(), query.kinds.end(), k.kind) == query.kinds.end()) {
       continue;
     }
-    KOPE_ASSIGN_OR_RETURN(Query q, db_->Prepare(k.sql));
-    q.Bind(1, match).Bind(2, query.op_family).Bind(3, query.limit);
-    while (true) {
+    const std::string fts = k.fts;
+    // The oldest match inside the window. FTS5 walks its lists in rowid order, so this costs
+    // about the window, not the number of matches; BM25, which reads every ranked document's
+    // length, is then computed for the window only (for all matches of a common word in a store
+    // of a million nodes it would take tens of milliseconds).
+    int64_t first = 0;
+    {
+      KOPE_ASSIGN_OR_RETURN(Query q, db_->Prepare("SELECT rowid FROM " + fts + " WHERE " + fts +
+                                                  " MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?"));
+      q.Bind(1, match).Bind(2, std::max(query.window, query.limit) - 1);
       KOPE_ASSIGN_OR_RETURN(bool row, q.Step());
+      if (row) first = q.Int(0);
+    }
+    KOPE_ASSIGN_OR_RETURN(
+        Query ranked, db_->Prepare("SELECT rowid, bm25(" + fts + ") FROM " + fts + " WHERE " + fts +
+                                   " MATCH ? AND rowid >= ? ORDER BY bm25(" + fts + "), rowid"));
+    ranked.Bind(1, match).Bind(2, first);
+    int taken = 0;
+    while (taken < query.limit) {
+      KOPE_ASSIGN_OR_RETURN(bool row, ranked.Step());
       if (!row) break;
-      hits.push_back({k.kind, {k.node, q.Int(0)}, -q.Double(1), OneLine(q.TextView(2))});
+      const NodeId id = ranked.Int(0);
+      KOPE_ASSIGN_OR_RETURN(Query detail, db_->Prepare(k.row));
+      detail.Bind(1, id);
+      KOPE_ASSIGN_OR_RETURN(bool found, detail.Step());
+      if (!found) continue;
+      std::string_view family = detail.TextView(1);
+      if (!query.op_family.empty() && family != query.op_family &&
+          !(k.kind == SearchKind::kInsight && family.empty())) {
+        continue;
+      }
+      hits.push_back({k.kind, {k.node, id}, -ranked.Double(1), OneLine(detail.TextView(0))});
+      ++taken;
     }
   }
   std::stable_sort(hits.begin(), hits.end(), [](const SearchHit& a, const SearchHit& b) {
@@ -104,6 +125,32 @@ Result<std::vector<SearchHit>> SqliteStore::Search(const SearchQuery& query) {
   });
   if (static_cast<int>(hits.size()) > query.limit) hits.resize(query.limit);
   return hits;
+}
+
+Result<std::vector<double>> SqliteStore::TextRelevance(SearchKind kind,
+                                                       const std::vector<NodeId>& ids,
+                                                       std::string_view text) {
+  std::lock_guard lock(mu_);
+  std::vector<double> relevance(ids.size(), 0.0);
+  std::string match = FtsQuery(text, false);
+  if (match.empty() || ids.empty()) return relevance;
+  const KindSql* k = nullptr;
+  for (const KindSql& candidate : kSearchSql) {
+    if (candidate.kind == kind) k = &candidate;
+  }
+  if (k == nullptr) return Status::InvalidArgument("unknown search kind");
+  const std::string fts = k->fts;
+  ReadSnapshot snapshot(*db_);
+  KOPE_RETURN_IF_ERROR(snapshot.status());
+  KOPE_ASSIGN_OR_RETURN(Query q, db_->Prepare("SELECT bm25(" + fts + ") FROM " + fts + " WHERE " +
+                                              fts + " MATCH ? AND rowid = ?"));
+  for (size_t i = 0; i < ids.size(); ++i) {
+    q.Bind(1, match).Bind(2, ids[i]);
+    KOPE_ASSIGN_OR_RETURN(bool row, q.Step());
+    if (row) relevance[i] = -q.Double(0);
+    KOPE_RETURN_IF_ERROR(q.Reset());
+  }
+  return relevance;
 }
 
 Result<std::vector<SimilarTask>> SqliteStore::SimilarTasks(NodeId task_id, int limit) {

@@ -514,6 +514,32 @@ Status InitializeSchema(Db& db, const std::filesystem::path& path) {
   return db.Exec("COMMIT");
 }
 
+// Opens the connection to a checked location and brings its schema up to date.
+Result<std::unique_ptr<GraphStore>> OpenConnection(const std::filesystem::path& path,
+                                                   const StoreOptions& options) {
+  KOPE_ASSIGN_OR_RETURN(std::unique_ptr<Db> db,
+                        Db::Open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE));
+  KOPE_RETURN_IF_ERROR(
+      sqlite::SqliteCheck(db->handle(), sqlite3_busy_timeout(db->handle(), options.busy_timeout_ms),
+                          "sqlite3_busy_timeout"));
+  KOPE_RETURN_IF_ERROR(sqlite::RegisterFunctions(*db));
+
+  {
+    KOPE_ASSIGN_OR_RETURN(sqlite::Query q, db->Prepare("PRAGMA journal_mode = WAL"));
+    KOPE_ASSIGN_OR_RETURN(bool row, q.Step());
+    if (!row || q.Text(0) != "wal") {
+      return Status::IoError("the experience store '" + path.string() +
+                             "' cannot use write-ahead logging on this file system");
+    }
+  }
+  KOPE_RETURN_IF_ERROR(
+      db->Exec("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; PRAGMA temp_store = MEMORY; "
+               "PRAGMA cache_size = -65536; PRAGMA wal_autocheckpoint = 8192; "
+               "PRAGMA journal_size_limit = 67108864;"));
+  KOPE_RETURN_IF_ERROR(InitializeSchema(*db, path));
+  return std::unique_ptr<GraphStore>(new sqlite::SqliteStore(std::move(db), path));
+}
+
 }  // namespace
 
 Result<std::unique_ptr<GraphStore>> OpenSqliteStore(const std::filesystem::path& path,
@@ -544,25 +570,11 @@ Result<std::unique_ptr<GraphStore>> OpenSqliteStore(const std::filesystem::path&
   uintmax_t size = exists ? fs::file_size(path, ec) : 0;
   if (exists && size > 0) KOPE_RETURN_IF_ERROR(ValidateExisting(path, size));
 
-  KOPE_ASSIGN_OR_RETURN(std::unique_ptr<Db> db,
-                        Db::Open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE));
-  KOPE_RETURN_IF_ERROR(
-      sqlite::SqliteCheck(db->handle(), sqlite3_busy_timeout(db->handle(), options.busy_timeout_ms),
-                          "sqlite3_busy_timeout"));
-  KOPE_RETURN_IF_ERROR(sqlite::RegisterFunctions(*db));
-  {
-    KOPE_ASSIGN_OR_RETURN(sqlite::Query q, db->Prepare("PRAGMA journal_mode = WAL"));
-    KOPE_ASSIGN_OR_RETURN(bool row, q.Step());
-    if (!row || q.Text(0) != "wal") {
-      return Status::IoError("the experience store '" + path.string() +
-                             "' cannot use write-ahead logging on this file system");
-    }
+  Result<std::unique_ptr<GraphStore>> store = OpenConnection(path, options);
+  if (!store.ok() && store.status().message().find(path.string()) == std::string::npos) {
+    return store.status().WithContext("opening the experience store '" + path.string() + "'");
   }
-  KOPE_RETURN_IF_ERROR(
-      db->Exec("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; PRAGMA temp_store = MEMORY; "
-               "PRAGMA cache_size = -65536;"));
-  KOPE_RETURN_IF_ERROR(InitializeSchema(*db, path));
-  return std::unique_ptr<GraphStore>(new sqlite::SqliteStore(std::move(db), path));
+  return store;
 }
 
 }  // namespace kope::memory

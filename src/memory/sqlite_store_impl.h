@@ -78,6 +78,8 @@ class SqliteStore final : public GraphStore {
                                                      std::string_view op_family,
                                                      int limit) override;
   Result<std::vector<SearchHit>> Search(const SearchQuery& query) override;
+  Result<std::vector<double>> TextRelevance(SearchKind kind, const std::vector<NodeId>& ids,
+                                            std::string_view text) override;
   Result<std::vector<SimilarTask>> SimilarTasks(NodeId task, int limit) override;
   Result<std::vector<EvidenceEdge>> Evidence(NodeId insight) override;
   Result<std::vector<UsedEdge>> UsedBy(NodeId attempt) override;
@@ -99,7 +101,7 @@ class SqliteStore final : public GraphStore {
   struct AttemptFacts {
     std::string key;
     std::string source_hash;
-    std::string source;
+    std::shared_ptr<const std::string> source;  // shared: facts are copied often
     NodeId task_id = 0;
     NodeId hardware_id = 0;
     std::string op_family;

@@ -45,20 +45,23 @@ Result<std::vector<std::string>> NormalizedClasses(const std::vector<std::string
 
 UnixMillis OrNow(UnixMillis t) { return t != 0 ? t : NowMillis(); }
 
-// Runs an INSERT ... ON CONFLICT(key) DO NOTHING RETURNING id; when the key exists, looks it up.
-Result<NodeId> InsertOrFind(Db& db, Query& insert, std::string_view table, std::string_view blob) {
-  KOPE_ASSIGN_OR_RETURN(bool row, insert.Step());
-  if (row) {
-    NodeId id = insert.Int(0);
-    KOPE_RETURN_IF_ERROR(insert.Run());
-    return id;
-  }
+struct Inserted {
+  NodeId id = 0;
+  bool is_new = false;  // false: the key existed, `id` is the existing node's
+};
+
+// Runs an INSERT ... ON CONFLICT(key) DO NOTHING (one row, no RETURNING and no triggers, so that
+// no statement transaction is needed); when the key exists, looks it up.
+Result<Inserted> InsertOrFind(Db& db, Query& insert, std::string_view table,
+                              std::string_view blob) {
+  KOPE_RETURN_IF_ERROR(insert.Run());
+  if (insert.Changes() == 1) return Inserted{db.LastInsertRowid(), true};
   KOPE_ASSIGN_OR_RETURN(Query find,
                         db.Prepare("SELECT id FROM " + std::string(table) + " WHERE key = ?"));
   find.BindBlob(1, blob);
   KOPE_ASSIGN_OR_RETURN(bool found, find.Step());
   if (!found) return Status::Internal("a conflicting " + std::string(table) + " row vanished");
-  return find.Int(0);
+  return Inserted{find.Int(0), false};
 }
 
 }  // namespace
@@ -80,12 +83,19 @@ class SqliteWriter final : public GraphWriter {
     KOPE_ASSIGN_OR_RETURN(
         Query q, db_.Prepare("INSERT INTO tasks(key, name, op_family, description, size, log_size, "
                              "spec_hash, attrs, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
-                             "ON CONFLICT(key) DO NOTHING RETURNING id"));
+                             "ON CONFLICT(key) DO NOTHING"));
     q.BindBlob(1, blob).Bind(2, task.name).Bind(3, task.op_family).Bind(4, task.description);
     q.Bind(5, task.size)
         .Bind(6, task.size > 0 ? std::optional(std::log10(task.size)) : std::nullopt);
     q.Bind(7, task.spec_hash).Bind(8, task.attrs_json).Bind(9, OrNow(task.created_at));
-    return InsertOrFind(db_, q, "tasks", blob);
+    KOPE_ASSIGN_OR_RETURN(Inserted row, InsertOrFind(db_, q, "tasks", blob));
+    if (row.is_new) {
+      KOPE_ASSIGN_OR_RETURN(Query fts, db_.Prepare("INSERT INTO tasks_fts(rowid, name, op_family, "
+                                                   "description) VALUES (?, ?, ?, ?)"));
+      fts.Bind(1, row.id).Bind(2, task.name).Bind(3, task.op_family).Bind(4, task.description);
+      KOPE_RETURN_IF_ERROR(fts.Run());
+    }
+    return row.id;
   }
 
   Result<NodeId> PutHardware(const HardwareNode& hw) override {
@@ -98,10 +108,11 @@ class SqliteWriter final : public GraphWriter {
         KeyToBlob(hw.key.empty() ? HardwareKey(hw.backend, hw.device, hw.arch) : hw.key);
     KOPE_ASSIGN_OR_RETURN(
         Query q, db_.Prepare("INSERT INTO hardware(key, backend, device, arch, attrs, created_at) "
-                             "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(key) DO NOTHING RETURNING id"));
+                             "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(key) DO NOTHING"));
     q.BindBlob(1, blob).Bind(2, hw.backend).Bind(3, hw.device).Bind(4, hw.arch);
     q.Bind(5, hw.attrs_json).Bind(6, OrNow(hw.created_at));
-    return InsertOrFind(db_, q, "hardware", blob);
+    KOPE_ASSIGN_OR_RETURN(Inserted row, InsertOrFind(db_, q, "hardware", blob));
+    return row.id;
   }
 
   Result<NodeId> PutRun(const RunNode& run) override {
@@ -115,10 +126,11 @@ class SqliteWriter final : public GraphWriter {
     KOPE_ASSIGN_OR_RETURN(
         Query q, db_.Prepare("INSERT INTO runs(key, task_id, hardware_id, label, compiler, config, "
                              "started_at) VALUES (?, ?, ?, ?, ?, ?, ?) "
-                             "ON CONFLICT(key) DO NOTHING RETURNING id"));
+                             "ON CONFLICT(key) DO NOTHING"));
     q.BindBlob(1, blob).Bind(2, run.task_id).Bind(3, run.hardware_id).Bind(4, run.label);
     q.Bind(5, run.compiler).Bind(6, run.config_json).Bind(7, started);
-    return InsertOrFind(db_, q, "runs", blob);
+    KOPE_ASSIGN_OR_RETURN(Inserted row, InsertOrFind(db_, q, "runs", blob));
+    return row.id;
   }
 
   Result<NodeId> PutAttempt(const AttemptNode& attempt, std::string_view source) override {
@@ -146,14 +158,8 @@ class SqliteWriter final : public GraphWriter {
                                                        attempt.proposer)
                                           : attempt.key;
     std::string blob = KeyToBlob(key);
-    {
-      KOPE_ASSIGN_OR_RETURN(Query find, db_.Prepare("SELECT id FROM attempts WHERE key = ?"));
-      find.BindBlob(1, blob);
-      KOPE_ASSIGN_OR_RETURN(bool found, find.Step());
-      if (found) return find.Int(0);
-    }
     std::string diff = attempt.diff;
-    if (diff.empty() && attempt.parent_id != 0) diff = UnifiedDiff(parent.source, source);
+    if (diff.empty() && attempt.parent_id != 0) diff = UnifiedDiff(*parent.source, source);
     std::vector<std::string> classes = MergeClasses(
         std::move(given),
         ClassifyDecision(attempt.decision, attempt.parent_id != 0 ? AddedLines(diff) : source));
@@ -162,17 +168,22 @@ class SqliteWriter final : public GraphWriter {
         Query q,
         db_.Prepare("INSERT INTO attempts(key, run_id, task_id, hardware_id, parent_id, source_id, "
                     "diff, decision, classes, proposer, prompt_tokens, completion_tokens, "
-                    "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id"));
+                    "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                    "ON CONFLICT(key) DO NOTHING"));
     q.BindBlob(1, blob).Bind(2, attempt.run_id).Bind(3, run.task_id).Bind(4, run.hardware_id);
     q.BindId(5, attempt.parent_id).Bind(6, source_id).Bind(7, diff).Bind(8, attempt.decision);
     q.Bind(9, JoinClasses(classes)).Bind(10, attempt.proposer).Bind(11, attempt.prompt_tokens);
     q.Bind(12, attempt.completion_tokens).Bind(13, OrNow(attempt.created_at));
-    KOPE_ASSIGN_OR_RETURN(bool row, q.Step());
-    if (!row) return Status::Internal("INSERT INTO attempts returned no id");
-    NodeId id = q.Int(0);
-    KOPE_RETURN_IF_ERROR(q.Run());
-    store_.Remember(id,
-                    {key, hash, std::string(source), run.task_id, run.hardware_id, run.op_family});
+    KOPE_ASSIGN_OR_RETURN(Inserted row, InsertOrFind(db_, q, "attempts", blob));
+    if (!row.is_new) return row.id;  // the same attempt, written before
+    const NodeId id = row.id;
+    KOPE_ASSIGN_OR_RETURN(
+        Query fts,
+        db_.Prepare("INSERT INTO attempts_fts(rowid, decision, classes) VALUES (?, ?, ?)"));
+    fts.Bind(1, id).Bind(2, attempt.decision).Bind(3, JoinClasses(classes));
+    KOPE_RETURN_IF_ERROR(fts.Run());
+    store_.Remember(id, {key, hash, std::make_shared<const std::string>(source), run.task_id,
+                         run.hardware_id, run.op_family});
     return id;
   }
 
@@ -199,12 +210,19 @@ class SqliteWriter final : public GraphWriter {
         db_.Prepare("INSERT INTO outcomes(key, attempt_id, task_id, hardware_id, op_family, stage, "
                     "verdict, flagged, speedup, time_ms, roofline, error_message, error_signature, "
                     "evidence, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-                    "ON CONFLICT(key) DO NOTHING RETURNING id"));
+                    "ON CONFLICT(key) DO NOTHING"));
     q.BindBlob(1, blob).Bind(2, o.attempt_id).Bind(3, a.task_id).Bind(4, a.hardware_id);
     q.Bind(5, a.op_family).Bind(6, o.stage).Bind(7, o.verdict).Bind(8, o.flagged ? 1 : 0);
     q.Bind(9, o.speedup).Bind(10, o.time_ms).Bind(11, o.roofline).Bind(12, o.error_message);
     q.Bind(13, signature).Bind(14, o.evidence_json).Bind(15, OrNow(o.created_at));
-    return InsertOrFind(db_, q, "outcomes", blob);
+    KOPE_ASSIGN_OR_RETURN(Inserted row, InsertOrFind(db_, q, "outcomes", blob));
+    if (row.is_new && !o.error_message.empty()) {
+      KOPE_ASSIGN_OR_RETURN(
+          Query fts, db_.Prepare("INSERT INTO errors_fts(rowid, error_message) VALUES (?, ?)"));
+      fts.Bind(1, row.id).Bind(2, o.error_message);
+      KOPE_RETURN_IF_ERROR(fts.Run());
+    }
+    return row.id;
   }
 
   Result<NodeId> PutInsight(const InsightNode& insight) override {
@@ -224,24 +242,43 @@ class SqliteWriter final : public GraphWriter {
         Query q,
         db_.Prepare("INSERT INTO insights(key, kind, text, op_family, backend, device, arch, "
                     "compiler, size_min, size_max, classes, created_at, updated_at) VALUES "
-                    "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(key) DO NOTHING "
-                    "RETURNING id"));
+                    "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(key) DO NOTHING"));
     q.BindBlob(1, blob).Bind(2, insight.kind).Bind(3, insight.text).Bind(4, s.op_family);
     q.Bind(5, s.backend).Bind(6, s.device).Bind(7, s.arch).Bind(8, s.compiler);
     q.Bind(9, s.size_min).Bind(10, s.size_max).Bind(11, JoinClasses(classes)).Bind(12, created);
     q.Bind(13, std::max(created, insight.updated_at));
-    return InsertOrFind(db_, q, "insights", blob);
+    KOPE_ASSIGN_OR_RETURN(Inserted row, InsertOrFind(db_, q, "insights", blob));
+    if (row.is_new) {
+      KOPE_ASSIGN_OR_RETURN(Query fts,
+                            db_.Prepare("INSERT INTO insights_fts(rowid, text) VALUES (?, ?)"));
+      fts.Bind(1, row.id).Bind(2, insight.text);
+      KOPE_RETURN_IF_ERROR(fts.Run());
+    }
+    return row.id;
   }
 
   Status UpdateInsightText(NodeId insight, std::string_view text) override {
     if (text.empty()) return Status::InvalidArgument("an insight needs a text");
+    std::string old_text;
+    {
+      KOPE_ASSIGN_OR_RETURN(Query read, db_.Prepare("SELECT text FROM insights WHERE id = ?"));
+      read.Bind(1, insight);
+      KOPE_ASSIGN_OR_RETURN(bool found, read.Step());
+      if (!found) return Status::NotFound("no " + FormatNodeRef({NodeKind::kInsight, insight}));
+      old_text = read.Text(0);
+    }
+    KOPE_ASSIGN_OR_RETURN(Query forget, db_.Prepare("INSERT INTO insights_fts(insights_fts, rowid, "
+                                                    "text) VALUES ('delete', ?, ?)"));
+    forget.Bind(1, insight).Bind(2, old_text);
+    KOPE_RETURN_IF_ERROR(forget.Run());
     KOPE_ASSIGN_OR_RETURN(Query q,
                           db_.Prepare("UPDATE insights SET text = ?, updated_at = ? WHERE id = ?"));
     q.Bind(1, text).Bind(2, NowMillis()).Bind(3, insight);
     KOPE_RETURN_IF_ERROR(q.Run());
-    if (q.Changes() == 0)
-      return Status::NotFound("no " + FormatNodeRef({NodeKind::kInsight, insight}));
-    return Status::Ok();
+    KOPE_ASSIGN_OR_RETURN(Query index,
+                          db_.Prepare("INSERT INTO insights_fts(rowid, text) VALUES (?, ?)"));
+    index.Bind(1, insight).Bind(2, text);
+    return index.Run();
   }
 
   Result<bool> AddEvidence(const EvidenceEdge& e) override {
@@ -373,14 +410,10 @@ class SqliteWriter final : public GraphWriter {
   Result<NodeId> PutSource(const std::string& hash, std::string_view text) {
     std::string blob = KeyToBlob(hash);
     KOPE_ASSIGN_OR_RETURN(Query q, db_.Prepare("INSERT INTO sources(hash, text) VALUES (?, ?) "
-                                               "ON CONFLICT(hash) DO NOTHING RETURNING id"));
+                                               "ON CONFLICT(hash) DO NOTHING"));
     q.BindBlob(1, blob).Bind(2, text);
-    KOPE_ASSIGN_OR_RETURN(bool row, q.Step());
-    if (row) {
-      NodeId id = q.Int(0);
-      KOPE_RETURN_IF_ERROR(q.Run());
-      return id;
-    }
+    KOPE_RETURN_IF_ERROR(q.Run());
+    if (q.Changes() == 1) return db_.LastInsertRowid();
     KOPE_ASSIGN_OR_RETURN(Query find, db_.Prepare("SELECT id FROM sources WHERE hash = ?"));
     find.BindBlob(1, blob);
     KOPE_ASSIGN_OR_RETURN(bool found, find.Step());
@@ -449,8 +482,12 @@ Result<SqliteStore::AttemptFacts> SqliteStore::FactsOfAttempt(NodeId attempt) {
     return Status::InvalidArgument("no " + FormatNodeRef({NodeKind::kAttempt, attempt}) +
                                    " in the store");
   }
-  AttemptFacts facts{
-      BlobToKey(q.Blob(0)), BlobToKey(q.Blob(1)), q.Text(2), q.Int(3), q.Int(4), q.Text(5)};
+  AttemptFacts facts{BlobToKey(q.Blob(0)),
+                     BlobToKey(q.Blob(1)),
+                     std::make_shared<const std::string>(q.Text(2)),
+                     q.Int(3),
+                     q.Int(4),
+                     q.Text(5)};
   Remember(attempt, facts);
   return facts;
 }

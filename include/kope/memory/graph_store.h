@@ -128,13 +128,16 @@ enum class SearchKind { kAttempt, kInsight, kError, kTask };
 std::string_view SearchKindName(SearchKind kind);  // "attempt", "insight", "error", "task"
 
 // Full-text search (stemmed words, BM25 ranking) over attempt decisions and classes, insight
-// texts, error messages of outcomes and task names and descriptions.
+// texts, error messages of outcomes and task names and descriptions. For each kind, the most
+// recent `window` matches are ranked (so that a common word costs the same in a large store as
+// in a small one); the op family filter applies after ranking.
 struct SearchQuery {
   std::string text;               // free text; its words are searched, punctuation is ignored
   bool match_all = true;          // every word (true) or any word (false)
   std::vector<SearchKind> kinds;  // empty: all four
   std::string op_family;          // "": any
   int limit = 20;
+  int window = 500;  // matches ranked per kind, the newest (at least `limit`)
 };
 
 struct SearchHit {
@@ -240,6 +243,12 @@ class GraphStore {
                                                              std::string_view op_family,
                                                              int limit) = 0;
   virtual Result<std::vector<SearchHit>> Search(const SearchQuery& query) = 0;
+  // How well each of `ids` (nodes of one kind: attempts, insights, outcomes for kError, tasks)
+  // matches any word of `text`, as negated BM25 (higher is better; 0 for no match), in the order
+  // given: for ranking candidates that other queries found by text similarity to the task and
+  // the current code. Costs about the number of candidates, not the size of the store.
+  virtual Result<std::vector<double>> TextRelevance(SearchKind kind, const std::vector<NodeId>& ids,
+                                                    std::string_view text) = 0;
   // Tasks like `task` (itself excluded), best first: same op family, size close on a log scale,
   // similar name and description words.
   virtual Result<std::vector<SimilarTask>> SimilarTasks(NodeId task, int limit) = 0;

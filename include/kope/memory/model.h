@@ -185,7 +185,9 @@ struct UsedEdge {
 };
 
 // The content-derived keys. Parts are length-prefixed before hashing, so that no two
-// different tuples give the same input.
+// different tuples give the same input. Attempt and outcome keys are the first 16 hex digits of
+// their run's (resp. attempt's) key followed by 16 of the content hash: one episode's nodes then
+// sit together in the key index, which keeps inserts cheap in a large store.
 std::string TaskKey(std::string_view name, std::string_view spec_hash);
 std::string HardwareKey(std::string_view backend, std::string_view device, std::string_view arch);
 std::string AttemptKey(std::string_view run_key, std::string_view parent_key,

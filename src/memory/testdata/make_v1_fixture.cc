@@ -114,12 +114,23 @@ Status Fill(Db& db) {
       "INSERT INTO used(attempt_id, target_kind, target_id, section, score, tokens, credit) "
       "VALUES (3, 5, 1, 'insights', 0.6, 25, -0.1);"
       "INSERT INTO usage(target_kind, target_id, shown, credited, credit) VALUES (5, 1, 1, 1, "
-      "-0.1);"));
+      "-0.1);"
+      // The full-text indexes are kept by the writer, not by triggers.
+      "INSERT INTO tasks_fts(rowid, name, op_family, description) "
+      "  SELECT id, name, op_family, description FROM tasks;"
+      "INSERT INTO attempts_fts(rowid, decision, classes) SELECT id, decision, classes FROM "
+      "attempts;"
+      "INSERT INTO insights_fts(rowid, text) SELECT id, text FROM insights;"
+      "INSERT INTO errors_fts(rowid, error_message) SELECT id, error_message FROM outcomes "
+      "  WHERE error_message <> '';"));
   return Status::Ok();
 }
 
 Status Make(const std::filesystem::path& out) {
   std::error_code ec;
+  if (std::filesystem::exists(out, ec) && !std::filesystem::is_regular_file(out, ec)) {
+    return Status::InvalidArgument(out.string() + " exists and is not a regular file");
+  }
   std::filesystem::remove(out, ec);
   KOPE_ASSIGN_OR_RETURN(std::unique_ptr<Db> db,
                         Db::Open(out, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE));
