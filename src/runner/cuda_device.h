@@ -16,7 +16,7 @@
 // a second end event recorded. The stream-ordered time is reported unless work
 // outlived the stream (the second end event later than the first by more than
 // the calibrated synchronize latency): then the device-wide time is. Kernels
-// under about 10 us are timed by replaying a CUDA graph of the calls with
+// under 50 us are timed by replaying a CUDA graph of the calls with
 // external event nodes (no launch gaps); a kernel that cannot be captured falls
 // back to the per-call loop.
 //
@@ -54,9 +54,13 @@ class CudaExecutor {
 
 // Creates the CUDA context on GPU N of `spec` ("cuda:N") with the harness's stream and
 // events. `max_device_bytes` caps what the kernel allocates itself through the runtime
-// (0: no cap). FailedPrecondition in builds without CUDA.
+// (0: no cap). The implementation lives in a plugin beside kope-runner (kCudaPluginName,
+// built where the CUDA toolkit is): FailedPrecondition where it is absent or cannot load
+// the CUDA runtime, Unavailable when the GPU cannot be opened.
 Result<std::unique_ptr<CudaExecutor>> OpenCudaExecutor(const std::string& spec,
                                                        uint64_t max_device_bytes);
+
+inline constexpr const char* kCudaPluginName = "libkope-runner-cuda.so";
 
 // Exit code of a runner whose CUDA context broke (a sticky error).
 constexpr int kCudaFatalExitCode = 70;

@@ -205,6 +205,8 @@ Status Runner::Impl::Start(const RunnerOptions& options) {
       l.max_data_bytes = l.max_address_space_bytes;
     }
     l.max_address_space_bytes = 0;
+    // The host thread spins while it waits for the GPU: CPU time runs with wall time.
+    l.cpu_seconds = std::max<uint64_t>(l.cpu_seconds, 900);
     const size_t colon = options.device.find(':');
     AddGpuAccess(colon == std::string::npos ? 0 : std::atoi(options.device.c_str() + colon + 1),
                  &sandbox_options);
@@ -242,6 +244,9 @@ Status Runner::Impl::Start(const RunnerOptions& options) {
   if (bubblewrap_) {
     SandboxOptions sandbox = sandbox_options;
     sandbox.read_only.push_back(exe);
+    // A GPU runner loads its plugin from beside the executable.
+    const std::filesystem::path plugin = exe.parent_path() / "libkope-runner-cuda.so";
+    if (gpu && std::filesystem::exists(plugin, ec)) sandbox.read_only.push_back(plugin);
     argv = sandbox_internal::BubblewrapArgv(probe.path, sandbox, scratch_,
                                             sandbox_internal::ScratchLayout::kRunnerWork, command);
   } else {

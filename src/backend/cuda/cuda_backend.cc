@@ -162,8 +162,14 @@ class CudaBackend final : public Backend {
       SandboxOptions sandbox;
       sandbox.scratch_dir = work;
       sandbox.read_only = {options_.include_dir};
+      // nvcc by its real path (/usr/local/cuda is often a link through /etc/alternatives),
+      // with its toolkit shown where it is not under /usr.
+      std::error_code canon_ec;
+      const fs::path real = fs::canonical(nvcc_, canon_ec);
+      if (!canon_ec) argv[0] = real.string();
       const fs::path root = ToolkitRoot(nvcc_);
       if (!root.empty() && root.string().rfind("/usr/", 0) != 0) sandbox.read_only.push_back(root);
+      if (fs::exists("/etc/alternatives", canon_ec)) sandbox.read_only.push_back("/etc/alternatives");
       sandbox.limits.writable_bytes = 1ull << 30;  // nvcc's temporaries go to /tmp
       Result<std::vector<std::string>> wrapped = BubblewrapCommand(sandbox, argv);
       if (wrapped.ok()) argv = std::move(wrapped).value();

@@ -148,10 +148,13 @@ Result<ProcessResult> RunTool(const ToolContext& context, const std::string& too
     AddGpuAccess(context.options.device, &sandbox);
     sandbox.read_only.push_back(launcher);
     // The tool's own installation (ncu lives in /opt/nvidia/... behind a link in the toolkit).
-    for (const fs::path& p : {fs::path(tool_path), fs::canonical(tool_path, ec)}) {
+    const fs::path real = fs::canonical(tool_path, ec);
+    if (!ec) argv[0] = real.string();
+    for (const fs::path& p : {fs::path(tool_path), real}) {
       const fs::path root = p.parent_path().parent_path();
       if (!root.empty() && root.string().rfind("/usr", 0) != 0) sandbox.read_only.push_back(root);
     }
+    if (fs::exists("/etc/alternatives", ec)) sandbox.read_only.push_back("/etc/alternatives");
     Result<std::vector<std::string>> wrapped = BubblewrapCommand(sandbox, argv);
     if (wrapped.ok()) argv = std::move(wrapped).value();
   } else if (sandbox_note != nullptr) {
