@@ -1,0 +1,123 @@
+// The active mode: retrieve, rank, pack under quotas, render.
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "assembly.h"
+#include "packing.h"
+#include "ranking.h"
+#include "retrieval.h"
+
+namespace kope::context::internal {
+namespace {
+
+// How much of an item each form keeps.
+double FidelityValue(Fidelity f) {
+  switch (f) {
+    case Fidelity::kFull:
+      return 1.0;
+    case Fidelity::kSummary:
+      return 0.6;
+    case Fidelity::kLine:
+      return 0.3;
+  }
+  return 0;
+}
+
+}  // namespace
+
+Result<BuiltContext> BuildActive(memory::GraphStore& store, State& state) {
+  KOPE_ASSIGN_OR_RETURN(std::vector<Candidate> candidates, Retrieve(store, state));
+  std::map<Section, int> retrieved;
+  for (const Candidate& c : candidates) ++retrieved[c.section];
+  const int considered = static_cast<int>(candidates.size());
+  KOPE_RETURN_IF_ERROR(ScoreCandidates(store, state, candidates));
+  Diversify(candidates);
+  for (Candidate& c : candidates) {
+    KOPE_RETURN_IF_ERROR(RenderForms(store, state, c));
+    CollapseForms(c.forms, state.counter);
+  }
+
+  KOPE_ASSIGN_OR_RETURN(FixedParts fixed, MakeFixedParts(state, 0.6));
+  const TokenCounter& counter = state.counter;
+  const int64_t available = state.request->budget_tokens - fixed.tokens;
+
+  // One packing group per ranked section, with its quota of what the task leaves.
+  std::vector<PackGroup> groups;
+  std::map<Section, int> group_of;
+  for (const SectionQuota& q : kQuotas) {
+    group_of[q.section] = static_cast<int>(groups.size());
+    groups.push_back({static_cast<int64_t>(std::floor(q.fraction * static_cast<double>(available))),
+                      counter.Bound(SectionHeading(q.section))});
+  }
+  std::vector<PackItem> items;
+  for (const Candidate& c : candidates) {
+    PackItem item;
+    item.group = group_of.at(c.section);
+    for (const auto& [fidelity, text] : c.forms) {
+      item.forms.push_back({counter.Bound(text), c.score * FidelityValue(fidelity)});
+    }
+    items.push_back(std::move(item));
+  }
+  const PackResult packed = Pack(groups, items, available);
+
+  BuiltContext built;
+  built.mode = ContextMode::kActive;
+  built.candidates = considered;
+  built.system_prompt = fixed.system;
+  built.items.push_back(FixedItem(state, "system", fixed.system, Fidelity::kFull));
+  built.items.push_back(FixedItem(state, "task", fixed.task, Fidelity::kFull));
+  built.user_prompt = fixed.task;
+  SectionUsage task_usage;
+  task_usage.section = Section::kTask;
+  task_usage.quota = fixed.tokens;
+  task_usage.tokens = fixed.tokens;
+  task_usage.items = 3;
+  task_usage.shortened = fixed.kernel.first == Fidelity::kFull ? 0 : 1;
+  built.sections.push_back(task_usage);
+
+  for (const SectionQuota& q : kQuotas) {
+    const int g = group_of.at(q.section);
+    std::vector<size_t> chosen;
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      if (candidates[i].section == q.section && packed.form[i] >= 0) chosen.push_back(i);
+    }
+    if (retrieved[q.section] == 0) continue;
+    SectionUsage usage;
+    usage.section = q.section;
+    usage.quota = groups[static_cast<size_t>(g)].quota;
+    usage.tokens = packed.group_tokens[static_cast<size_t>(g)];
+    usage.items = static_cast<int>(chosen.size());
+    usage.dropped = retrieved[q.section] - usage.items;
+    std::stable_sort(chosen.begin(), chosen.end(), [&](size_t a, size_t b) {
+      if (candidates[a].order != candidates[b].order)
+        return candidates[a].order < candidates[b].order;
+      return candidates[a].node.id < candidates[b].node.id;
+    });
+    if (!chosen.empty()) built.user_prompt += SectionHeading(q.section);
+    for (size_t i : chosen) {
+      const Candidate& c = candidates[i];
+      const auto& [fidelity, text] = c.forms[static_cast<size_t>(packed.form[i])];
+      if (fidelity != Fidelity::kFull) ++usage.shortened;
+      ContextItem item;
+      item.section = c.section;
+      item.kind = c.kind;
+      item.node = c.node;
+      item.score = c.score;
+      item.tokens = counter.Bound(text);
+      item.text = text;
+      item.fidelity = fidelity;
+      built.user_prompt += text;
+      built.items.push_back(std::move(item));
+    }
+    built.sections.push_back(usage);
+  }
+  built.user_prompt += fixed.kernel.second;
+  built.items.push_back(FixedItem(state, "kernel", fixed.kernel.second, fixed.kernel.first));
+  built.user_prompt += fixed.closing;
+  built.items.push_back(FixedItem(state, "ask", fixed.closing, Fidelity::kFull));
+  KOPE_RETURN_IF_ERROR(Finish(state, built));
+  return built;
+}
+
+}  // namespace kope::context::internal

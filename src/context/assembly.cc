@@ -1,0 +1,79 @@
+// The parts both modes share, and the totals.
+#include "assembly.h"
+
+#include <fmt/format.h>
+
+namespace kope::context::internal {
+
+void CollapseForms(Forms& forms, const TokenCounter& counter) {
+  Forms kept;
+  int64_t last = 0;
+  for (auto& [fidelity, text] : forms) {
+    const int64_t tokens = counter.Bound(text);
+    if (!kept.empty() && tokens >= last) continue;
+    last = tokens;
+    kept.emplace_back(fidelity, std::move(text));
+  }
+  forms = std::move(kept);
+}
+
+Result<FixedParts> MakeFixedParts(const State& state, double share) {
+  FixedParts parts;
+  parts.system = SystemPrompt(state);
+  parts.task = TaskText(state);
+  parts.closing = Closing(state);
+  const TokenCounter& counter = state.counter;
+  const int64_t budget = state.request->budget_tokens;
+  const int64_t base =
+      counter.Bound(parts.system) + counter.Bound(parts.task) + counter.Bound(parts.closing);
+  Forms kernel = KernelForms(state);
+  CollapseForms(kernel, counter);
+  size_t chosen = kernel.size() - 1;
+  for (size_t i = 0; i < kernel.size(); ++i) {
+    if (static_cast<double>(base + counter.Bound(kernel[i].second)) <=
+        share * static_cast<double>(budget)) {
+      chosen = i;
+      break;
+    }
+  }
+  parts.kernel = std::move(kernel[chosen]);
+  parts.tokens = base + counter.Bound(parts.kernel.second);
+  if (parts.tokens > budget) {
+    return Status::InvalidArgument(fmt::format(
+        "a budget of {} tokens is too small: the task alone needs {}", budget, parts.tokens));
+  }
+  return parts;
+}
+
+ContextItem FixedItem(const State& state, std::string kind, std::string text, Fidelity fidelity) {
+  ContextItem item;
+  item.section = Section::kTask;
+  item.kind = std::move(kind);
+  if (item.kind == "kernel" && state.node) {
+    item.node = {memory::NodeKind::kAttempt, state.node->attempt.id};
+  }
+  if (item.kind == "task" && state.task_id != 0)
+    item.node = {memory::NodeKind::kTask, state.task_id};
+  item.tokens = state.counter.Bound(text);
+  item.text = std::move(text);
+  item.fidelity = fidelity;
+  return item;
+}
+
+Status Finish(const State& state, BuiltContext& built) {
+  built.budget_tokens = state.request->budget_tokens;
+  built.raw_tokens = EstimateTokens(built.system_prompt) + EstimateTokens(built.user_prompt);
+  built.expected_tokens = state.counter.Expected(built.raw_tokens);
+  built.total_tokens = state.counter.Bound(built.raw_tokens);
+  built.task_id = state.task_id;
+  built.hardware_id = state.hardware_id;
+  built.node = state.node ? state.node->attempt.id : 0;
+  built.run = state.run;
+  if (built.total_tokens > built.budget_tokens) {
+    return Status::Internal(fmt::format("context of {} tokens exceeds its budget of {}",
+                                        built.total_tokens, built.budget_tokens));
+  }
+  return Status::Ok();
+}
+
+}  // namespace kope::context::internal

@@ -1,0 +1,215 @@
+// The fixed parts of the prompt: system prompt, task, hardware, the kernel to change, the ask.
+#include <fmt/format.h>
+
+#include "kope/llm/proposal.h"
+#include "kope/task/dtype.h"
+#include "render.h"
+#include "text.h"
+
+namespace kope::context::internal {
+namespace {
+
+std::string Shape(const TensorSpec& spec) {
+  std::string out = "[";
+  for (size_t i = 0; i < spec.shape.size(); ++i) {
+    out += (i == 0 ? "" : ", ") + spec.shape[i].text();
+  }
+  return out + "]";
+}
+
+std::string Sizes(const SizeSet& set) {
+  std::string out;
+  for (const auto& [name, value] : set.sizes) {
+    out += (out.empty() ? "" : ", ") + name + "=" + std::to_string(value);
+  }
+  return out;
+}
+
+std::string Bytes(double bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int i = 0;
+  while (bytes >= 1024 && i < 4) {
+    bytes /= 1024;
+    ++i;
+  }
+  return fmt::format("{:.0f} {}", bytes, units[i]);
+}
+
+std::string HardwareText(const HardwareInfo& hw) {
+  std::string out = "# Hardware\n" + hw.backend;
+  if (!hw.device.empty()) out += ": " + hw.device;
+  if (!hw.architecture.empty()) out += ", " + hw.architecture;
+  if (hw.cores > 0) out += fmt::format(", {} {}", hw.cores, hw.backend == "cuda" ? "SMs" : "cores");
+  if (hw.last_level_cache_bytes > 0) {
+    out += ", last-level cache " + Bytes(static_cast<double>(hw.last_level_cache_bytes));
+  }
+  if (hw.memory_bytes > 0) out += ", memory " + Bytes(static_cast<double>(hw.memory_bytes));
+  out += "\n";
+  if (hw.bandwidth_bytes_per_s > 0 || hw.peak_flops > 0) {
+    out += fmt::format("Measured: {:.1f} GB/s copy bandwidth, {:.1f} GFLOP/s f32 peak\n",
+                       hw.bandwidth_bytes_per_s / 1e9, hw.peak_flops / 1e9);
+  }
+  if (!hw.compiler.empty()) out += "Compiler: " + hw.compiler + "\n";
+  return out;
+}
+
+std::string NodeHeader(const State& state) {
+  if (!state.node) {
+    return state.base_source.empty() ? "# No kernel yet: write the first one\n"
+                                     : "# The kernel to change: the task's baseline\n";
+  }
+  const memory::AttemptView& v = *state.node;
+  std::optional<double> parent;
+  if (state.lineage.size() >= 2 && state.lineage[state.lineage.size() - 2].outcome) {
+    parent = state.lineage[state.lineage.size() - 2].outcome->speedup;
+  }
+  return "# The kernel to change: attempt " + ShortRef({memory::NodeKind::kAttempt, v.attempt.id}) +
+         " (" + OutcomeText(v.outcome, parent, false) + ")\n";
+}
+
+std::string Fenced(std::string_view language, std::string_view code) {
+  std::string out = "```" + std::string(language) + "\n" + std::string(code);
+  if (!out.empty() && out.back() != '\n') out.push_back('\n');
+  return out + "```\n";
+}
+
+}  // namespace
+
+std::string SystemPrompt(const State& state) {
+  std::string out =
+      "You optimize one compute kernel for kope. Each reply proposes one change to the kernel you "
+      "are given (or a first kernel) and the complete new source file. kope compiles it, checks "
+      "its outputs against a reference on fresh random inputs at several sizes, times it against "
+      "the task's baseline on the target hardware, and records the result in an experience graph "
+      "that later prompts draw on. A faster kernel that is wrong, or fails on any checked size, "
+      "counts for nothing.\n\n";
+  if (state.language == "cuda") {
+    out +=
+        "The kernel is CUDA C++ compiled with nvcc for the target architecture. kope_kernel runs "
+        "on the host with device pointers in the tensors; launch all work on the given stream "
+        "(a cudaStream_t) and do not synchronize the device.\n\n";
+  } else {
+    out +=
+        "The kernel is C++20 compiled with g++ -O3 -march=native -fopenmp as a shared object; "
+        "OpenMP and the target's SIMD intrinsics are available. kope_kernel must be declared "
+        "extern \"C\". Tensors live in host memory; the stream is null.\n\n";
+  }
+  out += "The kernel ABI (include/kope/kernel.h):\n" + Fenced("c", KernelAbiHeader()) + "\n";
+  out += std::string(llm::ReplyFormatInstructions());
+  if (out.back() != '\n') out.push_back('\n');
+  return out;
+}
+
+std::string TaskText(const State& state) {
+  std::string out = "# Task: " + state.task_name + " (op family: " + state.family + ")\n";
+  if (!state.description.empty()) out += OneLine(state.description, 2000) + "\n";
+  const Task* task = state.request->task;
+  if (task != nullptr) {
+    out += "Inputs, in this order:\n";
+    for (const TensorSpec& t : task->inputs) {
+      out += "- " + t.name + ": " + std::string(DTypeName(t.dtype)) + " " + Shape(t) + "\n";
+    }
+    out += "Outputs, in this order:\n";
+    for (const TensorSpec& t : task->outputs) {
+      out += "- " + t.name + ": " + std::string(DTypeName(t.dtype)) + " " + Shape(t) + "\n";
+    }
+    out += "Timed at: " + Sizes(BenchSizes(*task, state.language)) + "\n";
+    std::string checks;
+    for (const SizeSet& s : task->checks) checks += (checks.empty() ? "" : "; ") + Sizes(s);
+    out += "Also checked at: " + checks + "\n";
+    const ToleranceSpec& tol = task->tolerance;
+    std::string tolerance;
+    if (tol.rtol) tolerance += fmt::format("rtol {:g}", *tol.rtol);
+    if (tol.atol) tolerance += fmt::format("{}atol {:g}", tolerance.empty() ? "" : ", ", *tol.atol);
+    if (tol.reduction) {
+      tolerance += (tolerance.empty() ? "" : ", ") + std::string("the dtype's default scaled by ") +
+                   "sqrt(" + tol.reduction->text() + ")";
+    }
+    out += "Tolerance: " + (tolerance.empty() ? "the dtype's default" : tolerance) + "\n";
+    if (task->bytes || task->flops) {
+      out += "Roofline: ";
+      if (task->bytes) out += "bytes moved at least " + task->bytes->text();
+      if (task->bytes && task->flops) out += ", ";
+      if (task->flops) out += "flops " + task->flops->text();
+      out += "\n";
+    }
+  } else {
+    if (state.size > 0) out += "Size: about " + HumanCount(state.size) + " elements\n";
+    if (state.task_attrs_json != "{}" && !state.task_attrs_json.empty()) {
+      out += "Attributes: " + OneLine(state.task_attrs_json, 600) + "\n";
+    }
+  }
+  return out + "\n" + HardwareText(state.hardware);
+}
+
+Forms KernelForms(const State& state) {
+  const std::string header = "\n" + NodeHeader(state);
+  if (state.base_source.empty()) return {{Fidelity::kFull, header}};
+  std::string decision;
+  std::string error_full;
+  std::string error_short;
+  if (state.node) {
+    decision = "Its decision: " + OneLine(state.node->attempt.decision, 1200) + "\n";
+    const auto& o = state.node->outcome;
+    if (o && o->verdict != memory::kVerdictValid && !o->error_message.empty()) {
+      error_full = "Its error:\n" + Fenced("", FirstLines(o->error_message, 40));
+      error_short = "Its error:\n" + Fenced("", FirstLines(o->error_message, 8));
+    }
+  }
+  const size_t lines = LineCount(state.base_source);
+  Forms forms;
+  forms.emplace_back(Fidelity::kFull,
+                     header + decision + error_full + Fenced(state.language, state.base_source));
+  forms.emplace_back(Fidelity::kSummary,
+                     header + decision + error_short + "An excerpt of its " +
+                         std::to_string(lines) + " lines (write the whole file):\n" +
+                         Fenced(state.language, ExcerptCode(state.base_source, 60)));
+  forms.emplace_back(Fidelity::kLine, header + OneLine(decision, 300) + "\n(Its source, " +
+                                          std::to_string(lines) +
+                                          " lines, is left out for lack of room.)\n");
+  return forms;
+}
+
+std::string Closing(const State& state) {
+  std::string target =
+      state.node ? "attempt " + ShortRef({memory::NodeKind::kAttempt, state.node->attempt.id})
+                 : std::string(state.base_source.empty() ? "nothing" : "the baseline");
+  std::string out = "\n# Your step\n";
+  if (state.node || !state.base_source.empty()) {
+    out += "Propose one change to " + target +
+           " that makes it faster on this hardware while keeping its outputs within "
+           "tolerance at every size.";
+  } else {
+    out +=
+        "Write a first kernel for this task that is correct at every size and fast on this "
+        "hardware.";
+  }
+  out +=
+      " Do not repeat an alternative already tried unless you fix what made it fail. Reply in the "
+      "format the instructions give, with the complete source file.\n";
+  return out;
+}
+
+std::string SectionHeading(Section section) {
+  switch (section) {
+    case Section::kTask:
+      return "";
+    case Section::kProfile:
+      return "\n## Best so far on this task and hardware\n";
+    case Section::kLineage:
+      return "\n## How the kernel to change came to be (root first)\n";
+    case Section::kAlternatives:
+      return "\n## Already tried from this kernel (do not repeat these)\n";
+    case Section::kInsights:
+      return "\n## Lessons from earlier work in scope (strongest first)\n";
+    case Section::kExemplars:
+      return "\n## Exemplars: fast kernels of this and similar tasks\n";
+    case Section::kFailureRules:
+      return "\n## Errors seen before and how they were fixed\n";
+    case Section::kHistory:
+      return "\n## The episode so far (oldest first)\n";
+  }
+  return "";
+}
+
+}  // namespace kope::context::internal

@@ -1,0 +1,171 @@
+// Resolving a context request against the store.
+#include <algorithm>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "retrieval.h"
+#include "text.h"
+
+namespace kope::context::internal {
+namespace {
+
+using memory::NodeId;
+using memory::NodeKind;
+
+// Elements of the task's largest tensor at its bench sizes for `language`; 0 when unknown.
+double TaskSize(const Task& task, std::string_view language) {
+  const SizeSet& sizes = BenchSizes(task, language);
+  double largest = 0;
+  for (const auto* list : {&task.inputs, &task.outputs}) {
+    for (const TensorSpec& spec : *list) {
+      Result<std::vector<int64_t>> shape = ResolveShape(spec, sizes);
+      if (!shape.ok()) continue;
+      double elements = 1;
+      for (int64_t d : *shape) elements *= static_cast<double>(d);
+      largest = std::max(largest, elements);
+    }
+  }
+  return largest;
+}
+
+Result<std::string> ReadText(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::IoError("cannot read " + path.string());
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The task's baseline in `language`, else its first baseline; "" when it has none.
+Result<std::string> BaselineSource(const Task& task, const std::string& language) {
+  auto it = task.baselines.find(language);
+  if (it == task.baselines.end()) it = task.baselines.begin();
+  if (it == task.baselines.end()) return std::string();
+  return ReadText(it->second.path);
+}
+
+HardwareInfo FromNode(const memory::HardwareNode& node) {
+  HardwareInfo info;
+  info.backend = node.backend;
+  info.device = node.device;
+  info.architecture = node.arch;
+  nlohmann::json attrs = nlohmann::json::parse(node.attrs_json, nullptr, false);
+  if (attrs.is_object()) {
+    auto number = [&](const char* key) {
+      auto it = attrs.find(key);
+      return it != attrs.end() && it->is_number() ? it->get<double>() : 0.0;
+    };
+    info.cores = static_cast<int>(number("cores"));
+    info.bandwidth_bytes_per_s = number("bandwidth_bytes_per_s");
+    info.peak_flops = number("peak_flops");
+    info.last_level_cache_bytes = static_cast<uint64_t>(number("last_level_cache_bytes"));
+    info.memory_bytes = static_cast<uint64_t>(number("memory_bytes"));
+    auto compiler = attrs.find("compiler");
+    if (compiler != attrs.end() && compiler->is_string())
+      info.compiler = compiler->get<std::string>();
+  }
+  return info;
+}
+
+Result<NodeId> FindTaskNode(memory::GraphStore& store, const Task& task) {
+  KOPE_ASSIGN_OR_RETURN(std::vector<memory::TaskNode> tasks, store.ListTasks(task.family));
+  NodeId found = 0;
+  for (const memory::TaskNode& t : tasks) {
+    if (t.name == task.name) found = std::max(found, t.id);
+  }
+  return found;
+}
+
+}  // namespace
+
+Result<State> ResolveState(memory::GraphStore& store, const ContextRequest& request) {
+  State state;
+  state.request = &request;
+  state.counter = request.calibration != nullptr ? request.calibration->CounterFor(request.model)
+                                                 : TokenCounter{};
+  if (request.budget_tokens <= 0) {
+    return Status::InvalidArgument("the token budget must be positive");
+  }
+  if (request.node != 0) {
+    KOPE_ASSIGN_OR_RETURN(state.lineage, store.Lineage(request.node));
+    state.node = state.lineage.back();
+  }
+
+  // The task.
+  NodeId task_id = request.task_id;
+  if (task_id == 0 && state.node) task_id = state.node->attempt.task_id;
+  if (task_id == 0 && request.task != nullptr) {
+    KOPE_ASSIGN_OR_RETURN(task_id, FindTaskNode(store, *request.task));
+  }
+  std::optional<memory::TaskNode> task_node;
+  if (task_id != 0) {
+    KOPE_ASSIGN_OR_RETURN(memory::TaskNode t, store.GetTask(task_id));
+    task_node = std::move(t);
+  }
+  if (request.task == nullptr && !task_node) {
+    return Status::InvalidArgument("a context needs a task: give the task, its node or a node");
+  }
+  state.task_id = task_id;
+
+  // The hardware.
+  state.hardware = request.hardware;
+  if (state.hardware.backend.empty()) {
+    if (!state.node) {
+      return Status::InvalidArgument("a context needs the hardware (or a node that has it)");
+    }
+    KOPE_ASSIGN_OR_RETURN(memory::HardwareNode h,
+                          store.GetHardware(state.node->attempt.hardware_id));
+    state.hardware = FromNode(h);
+    state.hardware_id = h.id;
+  } else {
+    Result<NodeId> id = store.FindByKey(
+        NodeKind::kHardware, memory::HardwareKey(state.hardware.backend, state.hardware.device,
+                                                 state.hardware.architecture));
+    if (id.ok()) {
+      state.hardware_id = *id;
+    } else if (id.status().code() != StatusCode::kNotFound) {
+      return id.status();
+    }
+  }
+  state.language = state.hardware.backend == "cuda" ? "cuda" : "cpp";
+
+  if (request.task != nullptr) {
+    const Task& task = *request.task;
+    state.task_name = task.name;
+    state.family = task.family;
+    state.description = task.description;
+    state.size = TaskSize(task, state.language);
+  } else {
+    state.task_name = task_node->name;
+    state.family = task_node->op_family;
+    state.description = task_node->description;
+    state.task_attrs_json = task_node->attrs_json;
+    state.size = task_node->size;
+  }
+  if (state.size <= 0 && task_node) state.size = task_node->size;
+
+  // The kernel being changed.
+  if (state.node) {
+    KOPE_ASSIGN_OR_RETURN(state.base_source, store.GetSource(state.node->attempt.source_hash));
+    state.run = state.node->attempt.run_id;
+  } else if (request.task != nullptr) {
+    KOPE_ASSIGN_OR_RETURN(state.base_source, BaselineSource(*request.task, state.language));
+  }
+  if (request.run != 0) state.run = request.run;
+
+  // The state in words, for text similarity.
+  std::string words = state.task_name + " " + state.family + " " + state.description;
+  if (state.node) {
+    words += " " + state.node->attempt.decision;
+    for (const std::string& c : state.node->attempt.classes) words += " " + c;
+    if (state.node->outcome) words += " " + state.node->outcome->error_signature;
+  }
+  state.query_words = Words(words);
+  for (const memory::AttemptView& v : state.lineage) {
+    state.now = std::max(state.now, v.attempt.created_at);
+  }
+  return state;
+}
+
+}  // namespace kope::context::internal
