@@ -173,25 +173,32 @@ Result<Outcome> Evaluator::Evaluate(const Task& task, std::string_view candidate
   ropts.sandbox.limits = options_.limits;
   ropts.sandbox.use_bubblewrap = options_.use_bubblewrap;
   ropts.device = backend_.runner_device();
-  auto start_process = [&](const std::string& role,
-                           const fs::path& artifact) -> Result<std::unique_ptr<KernelProcess>> {
+  auto spawn = [&](const std::string& role) -> Result<std::unique_ptr<KernelProcess>> {
     fs::path dir = scratch.path() / role;
     std::error_code ec;
     fs::create_directories(dir, ec);
     if (ec) return Status::IoError("cannot create " + dir.string() + ": " + ec.message());
     RunnerOptions o = ropts;
     o.sandbox.scratch_dir = dir;
-    return KernelProcess::Start(role, artifact, o, options_.call_timeout_seconds);
+    return KernelProcess::Spawn(role, o);
   };
+  const double timeout = options_.call_timeout_seconds;
 
+  // Every runner starts before any kernel loads: GPU runners set their devices up in
+  // parallel, with each other and with the candidate's compile.
   s.Progress("start runners");
-  KOPE_ASSIGN_OR_RETURN(s.reference, start_process("reference", ref.artifact));
+  KOPE_ASSIGN_OR_RETURN(s.reference, spawn("reference"));
+  if (base) {
+    KOPE_ASSIGN_OR_RETURN(s.baseline, spawn("baseline"));
+  }
+  KOPE_ASSIGN_OR_RETURN(std::unique_ptr<KernelProcess> candidate_process, spawn("candidate"));
+  KOPE_RETURN_IF_ERROR(s.reference->Load(ref.artifact, timeout));
   if (!s.reference->load_outcome().ok()) {
     return Status::FailedPrecondition("the task's reference does not load: " +
                                       s.reference->load_outcome().detail);
   }
   if (base) {
-    KOPE_ASSIGN_OR_RETURN(s.baseline, start_process("baseline", base->artifact));
+    KOPE_RETURN_IF_ERROR(s.baseline->Load(base->artifact, timeout));
     if (!s.baseline->load_outcome().ok()) {
       return Status::FailedPrecondition("the task's baseline does not load: " +
                                         s.baseline->load_outcome().detail);
@@ -210,7 +217,8 @@ Result<Outcome> Evaluator::Evaluate(const Task& task, std::string_view candidate
                                                  0, cand.diagnostics[0].message.find('\n'));
     return finish();
   }
-  KOPE_ASSIGN_OR_RETURN(s.candidate, start_process("candidate", cand.artifact));
+  s.candidate = std::move(candidate_process);
+  KOPE_RETURN_IF_ERROR(s.candidate->Load(cand.artifact, timeout));
   out.protection = s.candidate->protection().Describe();
   if (!s.CandidateCallOk(s.candidate->load_outcome(), "loading the kernel")) return finish();
 

@@ -78,11 +78,21 @@ Result<std::unique_ptr<KernelProcess>> KernelProcess::Start(const std::string& r
                                                             const std::filesystem::path& artifact,
                                                             const RunnerOptions& options,
                                                             double timeout_seconds) {
+  KOPE_ASSIGN_OR_RETURN(std::unique_ptr<KernelProcess> process, Spawn(role, options));
+  KOPE_RETURN_IF_ERROR(process->Load(artifact, timeout_seconds));
+  return process;
+}
+
+Result<std::unique_ptr<KernelProcess>> KernelProcess::Spawn(const std::string& role,
+                                                            const RunnerOptions& options) {
   Result<std::unique_ptr<Runner>> runner = Runner::Start(options);
   if (!runner.ok()) return runner.status().WithContext("starting the " + role + " runner");
-  std::unique_ptr<KernelProcess> process(new KernelProcess(role, std::move(runner).value()));
-  KOPE_ASSIGN_OR_RETURN(process->load_outcome_, process->runner_->Load(artifact, timeout_seconds));
-  return process;
+  return std::unique_ptr<KernelProcess>(new KernelProcess(role, std::move(runner).value()));
+}
+
+Status KernelProcess::Load(const std::filesystem::path& artifact, double timeout_seconds) {
+  KOPE_ASSIGN_OR_RETURN(load_outcome_, runner_->Load(artifact, timeout_seconds));
+  return Status::Ok();
 }
 
 Result<CallOutcome> KernelProcess::Prepare(ArenaLayout layout, double timeout_seconds) {

@@ -45,6 +45,12 @@ class KernelProcess {
                                                       const std::filesystem::path& artifact,
                                                       const RunnerOptions& options,
                                                       double timeout_seconds);
+  // Start in two steps: the runner first (a GPU runner sets its device up meanwhile),
+  // the kernel later. A Status error means kope could not do its part; a kernel that
+  // fails to load is load_outcome().
+  static Result<std::unique_ptr<KernelProcess>> Spawn(const std::string& role,
+                                                      const RunnerOptions& options);
+  Status Load(const std::filesystem::path& artifact, double timeout_seconds);
 
   const CallOutcome& load_outcome() const { return load_outcome_; }
   const Protection& protection() const { return runner_->protection(); }

@@ -249,6 +249,10 @@ void AddGpuAccess(int device, SandboxOptions* options) {
     if (gpu) options->devices.push_back(entry.path());
   }
   if (std::filesystem::exists("/sys", ec)) options->read_only.push_back("/sys");
+  // The CUDA libraries are often reached through links in /etc/alternatives.
+  if (std::filesystem::exists("/etc/alternatives", ec)) {
+    options->read_only.push_back("/etc/alternatives");
+  }
 }
 
 Protection ProbeProtection(const SandboxOptions& options) {

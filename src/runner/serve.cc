@@ -81,6 +81,9 @@ class Server {
       : sock_(sock), kernels_dir_(std::move(kernels_dir)), device_(std::move(device)) {}
 
   int Run() {
+    // A GPU runner creates its CUDA context right away, while the parent is still busy
+    // (compiling, starting other runners); LOAD and MAP then find it ready.
+    (void)OpenDevice();
     while (true) {
       Result<Frame> frame = runner_protocol::ReadFrame(sock_, std::nullopt, -1);
       if (!frame.ok()) {
@@ -175,9 +178,13 @@ class Server {
   // Opens the GPU once, when this runner serves one.
   Status OpenDevice() {
     if (device_.device.empty() || cuda_ != nullptr) return Status::Ok();
+    if (!device_error_.ok()) return device_error_;
     Result<std::unique_ptr<CudaExecutor>> cuda =
         OpenCudaExecutor(device_.device, device_.max_device_bytes);
-    if (!cuda.ok()) return Status::Unavailable("the GPU is not usable: " + cuda.status().message());
+    if (!cuda.ok()) {
+      device_error_ = Status::Unavailable("the GPU is not usable: " + cuda.status().message());
+      return device_error_;
+    }
     cuda_ = std::move(cuda).value();
     return Status::Ok();
   }
@@ -302,7 +309,8 @@ class Server {
   int sock_;
   std::filesystem::path kernels_dir_;
   DeviceOptions device_;
-  std::unique_ptr<CudaExecutor> cuda_;  // set on LOAD when the runner serves a GPU
+  std::unique_ptr<CudaExecutor> cuda_;  // set at start when the runner serves a GPU
+  Status device_error_;                 // why the GPU could not be opened
   kope_kernel_fn kernel_ = nullptr;
   uint8_t* arena_ = nullptr;
   uint64_t arena_bytes_ = 0;

@@ -31,7 +31,7 @@ struct Diagnostic {
 
 // The compiler's resource report for one device function (CUDA: ptxas -v). Empty on the CPU.
 struct KernelResources {
-  std::string function;  // the (mangled) entry name ptxas reports
+  std::string function;  // the entry ptxas reports, demangled: "scale(float const*, float*, long)"
   std::string arch;      // e.g. "sm_90a"
   int registers = 0;     // per thread
   int64_t shared_bytes = 0;    // static shared memory per block

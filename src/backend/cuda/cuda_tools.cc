@@ -155,6 +155,8 @@ Result<ProcessResult> RunTool(const ToolContext& context, const std::string& too
       if (!root.empty() && root.string().rfind("/usr", 0) != 0) sandbox.read_only.push_back(root);
     }
     if (fs::exists("/etc/alternatives", ec)) sandbox.read_only.push_back("/etc/alternatives");
+    // The toolkit's ncu is a script that runs Nsight Compute from /opt/nvidia.
+    if (fs::exists("/opt/nvidia", ec)) sandbox.read_only.push_back("/opt/nvidia");
     Result<std::vector<std::string>> wrapped = BubblewrapCommand(sandbox, argv);
     if (wrapped.ok()) argv = std::move(wrapped).value();
   } else if (sandbox_note != nullptr) {

@@ -1,6 +1,9 @@
 // Turns nvcc's, ptxas's and compute-sanitizer's output into values a reader
 // (or an LLM) can act on: diagnostics, resource reports, the first memory error.
+#include <cxxabi.h>
+
 #include <algorithm>
+#include <cstdlib>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -38,6 +41,16 @@ bool IsIntermediate(const std::string& file) {
 }
 
 int64_t ToInt(const std::string& s) { return s.empty() ? 0 : std::stoll(s); }
+
+// "_Z5scalePKfPfl" -> "scale(float const*, float*, long)"; the name itself when it does not
+// demangle.
+std::string Demangle(const std::string& name) {
+  int status = 0;
+  char* text = abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status);
+  std::string out = status == 0 && text != nullptr ? text : name;
+  std::free(text);
+  return out;
+}
 
 }  // namespace
 
@@ -187,6 +200,7 @@ std::vector<KernelResources> ParsePtxasReport(std::string_view output) {
       current = nullptr;
     }
   }
+  for (KernelResources& r : out) r.function = Demangle(r.function);
   return out;
 }
 
@@ -203,6 +217,7 @@ std::string FirstSanitizerError(std::string_view output) {
     std::string text = line.substr(9);
     size_t start = text.find_first_not_of(' ');
     text = start == std::string::npos ? "" : text.substr(start);
+    if (text.find("SUMMARY") != std::string::npos) break;  // "ERROR SUMMARY: 0 errors", ...
     if (block.empty()) {
       // The first line of a report: "Invalid __global__ write ...", "Race reported ...",
       // "Uninitialized __global__ memory read ...", "Program hit cudaErrorX ...".

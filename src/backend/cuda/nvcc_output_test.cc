@@ -136,7 +136,7 @@ ptxas info    : Compile time = 2.427 ms
 TEST(PtxasReport, OneEntryPerKernelWithSpills) {
   auto r = ParsePtxasReport(kPtxasCuda13);
   ASSERT_EQ(r.size(), 2u);
-  EXPECT_EQ(r[0].function, "_Z3bigILi300EEvPf");
+  EXPECT_EQ(r[0].function, "void big<300>(float*)");
   EXPECT_EQ(r[0].arch, "sm_90a");
   EXPECT_EQ(r[0].registers, 40);
   EXPECT_EQ(r[0].stack_bytes, 1200);
@@ -232,6 +232,10 @@ TEST(SanitizerOutput, FirstErrorBlock) {
   EXPECT_EQ(e.rfind("Invalid __global__ write of size 4 bytes", 0), 0u) << e;
   EXPECT_NE(e.find("k.cu:7"), std::string::npos);
   EXPECT_EQ(FirstSanitizerError("========= COMPUTE-SANITIZER\n========= ERROR SUMMARY: 0 errors\n"),
+            "");
+  EXPECT_EQ(FirstSanitizerError("========= COMPUTE-SANITIZER\n"
+                                "========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 "
+                                "warnings)\n"),
             "");
   const char* racecheck =
       "========= COMPUTE-SANITIZER\n"
