@@ -35,7 +35,7 @@ Result<BuiltContext> BuildActive(memory::GraphStore& store, State& state) {
   Diversify(candidates);
   for (Candidate& c : candidates) {
     KOPE_RETURN_IF_ERROR(RenderForms(store, state, c));
-    CollapseForms(c.forms, state.counter);
+    c.form_tokens = CollapseForms(c.forms, state.counter);
   }
 
   KOPE_ASSIGN_OR_RETURN(FixedParts fixed, MakeFixedParts(state, 0.6));
@@ -54,8 +54,8 @@ Result<BuiltContext> BuildActive(memory::GraphStore& store, State& state) {
   for (const Candidate& c : candidates) {
     PackItem item;
     item.group = group_of.at(c.section);
-    for (const auto& [fidelity, text] : c.forms) {
-      item.forms.push_back({counter.Bound(text), c.score * FidelityValue(fidelity)});
+    for (size_t f = 0; f < c.forms.size(); ++f) {
+      item.forms.push_back({c.form_tokens[f], c.score * FidelityValue(c.forms[f].first)});
     }
     items.push_back(std::move(item));
   }
@@ -97,14 +97,15 @@ Result<BuiltContext> BuildActive(memory::GraphStore& store, State& state) {
     if (!chosen.empty()) built.user_prompt += SectionHeading(q.section);
     for (size_t i : chosen) {
       const Candidate& c = candidates[i];
-      const auto& [fidelity, text] = c.forms[static_cast<size_t>(packed.form[i])];
+      const auto form = static_cast<size_t>(packed.form[i]);
+      const auto& [fidelity, text] = c.forms[form];
       if (fidelity != Fidelity::kFull) ++usage.shortened;
       ContextItem item;
       item.section = c.section;
       item.kind = c.kind;
       item.node = c.node;
       item.score = c.score;
-      item.tokens = counter.Bound(text);
+      item.tokens = c.form_tokens[form];
       item.text = text;
       item.fidelity = fidelity;
       built.user_prompt += text;

@@ -5,16 +5,17 @@
 
 namespace kope::context::internal {
 
-void CollapseForms(Forms& forms, const TokenCounter& counter) {
+std::vector<int64_t> CollapseForms(Forms& forms, const TokenCounter& counter) {
   Forms kept;
-  int64_t last = 0;
+  std::vector<int64_t> tokens;
   for (auto& [fidelity, text] : forms) {
-    const int64_t tokens = counter.Bound(text);
-    if (!kept.empty() && tokens >= last) continue;
-    last = tokens;
+    const int64_t t = counter.Bound(text);
+    if (!tokens.empty() && t >= tokens.back()) continue;
+    tokens.push_back(t);
     kept.emplace_back(fidelity, std::move(text));
   }
   forms = std::move(kept);
+  return tokens;
 }
 
 Result<FixedParts> MakeFixedParts(const State& state, double share) {
@@ -27,17 +28,17 @@ Result<FixedParts> MakeFixedParts(const State& state, double share) {
   const int64_t base =
       counter.Bound(parts.system) + counter.Bound(parts.task) + counter.Bound(parts.closing);
   Forms kernel = KernelForms(state);
-  CollapseForms(kernel, counter);
+  const std::vector<int64_t> kernel_tokens = CollapseForms(kernel, counter);
   size_t chosen = kernel.size() - 1;
   for (size_t i = 0; i < kernel.size(); ++i) {
-    if (static_cast<double>(base + counter.Bound(kernel[i].second)) <=
+    if (static_cast<double>(base + kernel_tokens[i]) <=
         share * static_cast<double>(budget)) {
       chosen = i;
       break;
     }
   }
   parts.kernel = std::move(kernel[chosen]);
-  parts.tokens = base + counter.Bound(parts.kernel.second);
+  parts.tokens = base + kernel_tokens[chosen];
   if (parts.tokens > budget) {
     return Status::InvalidArgument(fmt::format(
         "a budget of {} tokens is too small: the task alone needs {}", budget, parts.tokens));

@@ -28,8 +28,9 @@ Result<FixedParts> MakeFixedParts(const State& state, double share);
 // An item of the task section ("system", "task", "kernel", "ask").
 ContextItem FixedItem(const State& state, std::string kind, std::string text, Fidelity fidelity);
 
-// Drops the forms that save no tokens over the richer form before them.
-void CollapseForms(Forms& forms, const TokenCounter& counter);
+// Drops the forms that save no tokens over the richer form before them; returns the Bound of
+// each form kept.
+std::vector<int64_t> CollapseForms(Forms& forms, const TokenCounter& counter);
 
 // Fills the totals and the resolved state; Internal if the budget were exceeded (it cannot be).
 Status Finish(const State& state, BuiltContext& built);

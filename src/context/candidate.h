@@ -32,7 +32,8 @@ struct State {
   std::optional<memory::AttemptView> node;
   std::vector<memory::AttemptView> lineage;
   std::string base_source;               // the node's source, or the task's baseline; may be empty
-  std::vector<std::string> query_words;  // the state in words, for text similarity
+  std::vector<std::string> query_words;   // the state in words (sorted), for text similarity
+  std::vector<std::string> search_words;  // the same, most specific first, for the text search
   memory::UnixMillis now = 0;            // the newest timestamp seen (no clock is read)
 };
 
@@ -64,6 +65,7 @@ struct Candidate {
   // Rendered forms, richest first (full, summary, line); equal neighbours collapsed, so a short
   // item may have one form only.
   std::vector<std::pair<Fidelity, std::string>> forms;
+  std::vector<int64_t> form_tokens;  // TokenCounter::Bound of each form
 };
 
 // The fixed quota of each ranked section, as a fraction of what the task leaves of the budget.

@@ -58,12 +58,13 @@ double AlternativeScore(const Candidate& c) {
 
 Status ScoreCandidates(memory::GraphStore& store, const State& state,
                        std::vector<Candidate>& candidates, const RankingWeights& weights) {
-  // Text similarity of attempts (exemplars, fixes) to the state: BM25 within each section.
-  for (Section section : {Section::kExemplars, Section::kFailureRules}) {
+  // Text similarity to the state: BM25 over the candidates of each ranked section (insights,
+  // exemplars, failure rules and fixes), with that section's document frequencies.
+  for (Section section : {Section::kInsights, Section::kExemplars, Section::kFailureRules}) {
     std::vector<std::vector<std::string>> documents;
     std::vector<size_t> at;
     for (size_t i = 0; i < candidates.size(); ++i) {
-      if (candidates[i].section == section && candidates[i].attempt) {
+      if (candidates[i].section == section) {
         documents.push_back(candidates[i].words);
         at.push_back(i);
       }

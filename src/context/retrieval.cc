@@ -18,8 +18,10 @@ using memory::NodeKind;
 // How many of each the store is asked for.
 constexpr int kMaxLineage = 64;
 constexpr int kInsightLimit = 60;
-constexpr int kInsightSearchLimit = 30;
-constexpr int kSimilarTasks = 6;
+constexpr int kInsightSearchLimit = 10;
+constexpr int kInsightSearchWindow = 100;
+constexpr size_t kInsightSearchWords = 12;
+constexpr int kSimilarTasks = 4;
 constexpr int kExemplarsPerTask = 2;
 constexpr int kExemplarsSameTask = 6;
 constexpr int kExemplarsPerFamily = 10;
@@ -164,41 +166,34 @@ class Retriever {
     return c;
   }
 
-  // Insights in scope (FindInsights), and the text similarity of each to the state from FTS5
-  // BM25; insights found only by the text search are added when their scope admits them.
+  // Insights in scope (FindInsights, ranked by evidence and scope), and those whose words match
+  // the state (FTS5 search over the newest matches) that are in scope too; their text
+  // similarity is computed later, over all of them alike.
   Status AddInsights() {
     const memory::InsightQuery q = InsightScopeQuery();
     KOPE_ASSIGN_OR_RETURN(std::vector<memory::RankedInsight> ranked, store_.FindInsights(q));
-    std::map<NodeId, size_t> index;
+    std::set<NodeId> seen;
     for (const memory::RankedInsight& r : ranked) {
-      index[r.insight.id] = out_.size();
+      seen.insert(r.insight.id);
       out_.push_back(FromInsight(r.insight, r.scope_weight, r.evidence));
     }
-    if (state_.query_words.empty()) return Status::Ok();
+    if (state_.search_words.empty()) return Status::Ok();
     memory::SearchQuery search;
-    for (const std::string& w : state_.query_words) search.text += w + " ";
+    for (size_t i = 0; i < state_.search_words.size() && i < kInsightSearchWords; ++i) {
+      search.text += state_.search_words[i] + " ";
+    }
     search.match_all = false;
     search.kinds = {memory::SearchKind::kInsight};
     search.op_family = state_.family;
     search.limit = kInsightSearchLimit;
+    search.window = kInsightSearchWindow;
     KOPE_ASSIGN_OR_RETURN(std::vector<memory::SearchHit> hits, store_.Search(search));
-    double best = 0;
-    for (const memory::SearchHit& h : hits) best = std::max(best, h.relevance);
-    if (best <= 0) return Status::Ok();
     for (const memory::SearchHit& h : hits) {
-      const double similarity = std::max(0.0, h.relevance / best);
-      auto it = index.find(h.node.id);
-      if (it != index.end()) {
-        out_[it->second].text_similarity = similarity;
-        continue;
-      }
+      if (!seen.insert(h.node.id).second) continue;
       KOPE_ASSIGN_OR_RETURN(memory::InsightNode insight, store_.GetInsight(h.node.id));
       const double weight = memory::ScopeWeight(insight.scope, q);
       if (weight <= 0) continue;
-      index[insight.id] = out_.size();
-      Candidate c = FromInsight(insight, weight, memory::InsightEvidence(insight));
-      c.text_similarity = similarity;
-      out_.push_back(std::move(c));
+      out_.push_back(FromInsight(insight, weight, memory::InsightEvidence(insight)));
     }
     return Status::Ok();
   }

@@ -154,14 +154,28 @@ Result<State> ResolveState(memory::GraphStore& store, const ContextRequest& requ
   }
   if (request.run != 0) state.run = request.run;
 
-  // The state in words, for text similarity.
-  std::string words = state.task_name + " " + state.family + " " + state.description;
+  // The state in words, for text similarity; for the text search, the most specific first: the
+  // node's classes and decision, then the task.
+  std::vector<std::string> parts;
   if (state.node) {
-    words += " " + state.node->attempt.decision;
-    for (const std::string& c : state.node->attempt.classes) words += " " + c;
-    if (state.node->outcome) words += " " + state.node->outcome->error_signature;
+    for (const std::string& c : state.node->attempt.classes) parts.push_back(c);
+    parts.push_back(state.node->attempt.decision);
+    if (state.node->outcome) parts.push_back(state.node->outcome->error_signature);
   }
-  state.query_words = Words(words);
+  for (const std::string* p : {&state.task_name, &state.family, &state.description}) {
+    parts.push_back(*p);
+  }
+  std::string all;
+  for (const std::string& part : parts) {
+    all += part + " ";
+    for (std::string& w : Words(part)) {
+      if (std::find(state.search_words.begin(), state.search_words.end(), w) ==
+          state.search_words.end()) {
+        state.search_words.push_back(std::move(w));
+      }
+    }
+  }
+  state.query_words = Words(all);
   for (const memory::AttemptView& v : state.lineage) {
     state.now = std::max(state.now, v.attempt.created_at);
   }
