@@ -171,39 +171,70 @@ Result<std::vector<AttemptView>> SqliteStore::BestAttempts(const BestQuery& quer
 
 Result<std::vector<RankedInsight>> SqliteStore::FindInsights(const InsightQuery& query) {
   std::lock_guard lock(mu_);
-  static const std::string sql = "SELECT " + std::string(kInsightColumns) +
-                                 " FROM insights i WHERE i.op_family = ? OR i.op_family = ''";
-  KOPE_ASSIGN_OR_RETURN(Query q, db_->Prepare(sql));
-  q.Bind(1, query.op_family);
-  std::vector<RankedInsight> ranked;
-  while (true) {
-    KOPE_ASSIGN_OR_RETURN(bool row, q.Step());
-    if (!row) break;
-    RankedInsight r;
-    r.insight = ReadInsight(q, 0);
-    const InsightNode& i = r.insight;
-    if (!query.kinds.empty() &&
-        std::find(query.kinds.begin(), query.kinds.end(), i.kind) == query.kinds.end()) {
-      continue;
+  ReadSnapshot snapshot(*db_);
+  KOPE_RETURN_IF_ERROR(snapshot.status());
+  // First the scores, from the covering index alone; then the full rows of the best.
+  struct Scored {
+    NodeId id;
+    double evidence, weight, score;
+  };
+  std::vector<Scored> scored;
+  {
+    KOPE_ASSIGN_OR_RETURN(
+        Query q, db_->Prepare("SELECT i.id, i.kind, i.op_family, i.backend, i.device, i.arch, "
+                              "i.compiler, i.size_min, i.size_max, i.classes, i.support, "
+                              "i.contradiction, i.effect_size FROM insights i "
+                              "WHERE i.op_family = ?1 OR i.op_family = ''"));
+    q.Bind(1, query.op_family);
+    InsightNode i;
+    while (true) {
+      KOPE_ASSIGN_OR_RETURN(bool row, q.Step());
+      if (!row) break;
+      std::string_view kind = q.TextView(1);
+      if (!query.kinds.empty() &&
+          std::find(query.kinds.begin(), query.kinds.end(), kind) == query.kinds.end()) {
+        continue;
+      }
+      if (!query.classes.empty()) {
+        std::vector<std::string> classes = SplitClasses(q.TextView(9));
+        if (std::none_of(classes.begin(), classes.end(), [&](const std::string& c) {
+              return std::find(query.classes.begin(), query.classes.end(), c) !=
+                     query.classes.end();
+            })) {
+          continue;
+        }
+      }
+      i.scope.op_family = q.TextView(2);
+      i.scope.backend = q.TextView(3);
+      i.scope.device = q.TextView(4);
+      i.scope.arch = q.TextView(5);
+      i.scope.compiler = q.TextView(6);
+      i.scope.size_min = q.Double(7);
+      i.scope.size_max = q.Double(8);
+      i.support = q.Int(10);
+      i.contradiction = q.Int(11);
+      i.effect_size = q.Double(12);
+      const double weight = ScopeWeight(i.scope, query);
+      if (weight <= 0) continue;
+      const double evidence = InsightEvidence(i);
+      scored.push_back({q.Int(0), evidence, weight, evidence * weight});
     }
-    if (!query.classes.empty() &&
-        std::none_of(i.classes.begin(), i.classes.end(), [&](const std::string& c) {
-          return std::find(query.classes.begin(), query.classes.end(), c) != query.classes.end();
-        })) {
-      continue;
-    }
-    r.scope_weight = ScopeWeight(i.scope, query);
-    if (r.scope_weight <= 0) continue;
-    r.evidence = InsightEvidence(i);
-    r.score = r.evidence * r.scope_weight;
-    ranked.push_back(std::move(r));
   }
-  std::sort(ranked.begin(), ranked.end(), [](const RankedInsight& a, const RankedInsight& b) {
-    if (a.score != b.score) return a.score > b.score;
-    return a.insight.id < b.insight.id;
-  });
-  if (static_cast<int>(ranked.size()) > std::max(0, query.limit)) {
-    ranked.resize(std::max(0, query.limit));
+  const size_t keep = std::min(scored.size(), static_cast<size_t>(std::max(0, query.limit)));
+  std::partial_sort(scored.begin(), scored.begin() + static_cast<std::ptrdiff_t>(keep),
+                    scored.end(), [](const Scored& a, const Scored& b) {
+                      if (a.score != b.score) return a.score > b.score;
+                      return a.id < b.id;
+                    });
+  std::vector<RankedInsight> ranked;
+  ranked.reserve(keep);
+  for (size_t k = 0; k < keep; ++k) {
+    RankedInsight r;
+    KOPE_ASSIGN_OR_RETURN(r.insight, GetInsight(scored[k].id));
+    r.evidence = scored[k].evidence;
+    r.scope_weight = scored[k].weight;
+    r.score = scored[k].score;
+    ranked.push_back(std::move(r));
   }
   return ranked;
 }

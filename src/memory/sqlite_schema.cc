@@ -112,7 +112,10 @@ CREATE TABLE insights(
   effect_size REAL NOT NULL DEFAULT 1,
   created_at INTEGER NOT NULL,
   updated_at INTEGER NOT NULL);
-CREATE INDEX insights_family ON insights(op_family, kind);
+-- Covers FindInsights' scan: the scope, classes and counts of a family's insights are read in
+-- index order, without visiting the table.
+CREATE INDEX insights_scope ON insights(op_family, kind, backend, device, arch, compiler,
+  size_min, size_max, classes, support, contradiction, effect_size);
 
 CREATE TABLE insight_evidence(
   insight_id INTEGER NOT NULL REFERENCES insights(id),
