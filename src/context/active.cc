@@ -11,17 +11,19 @@
 namespace kope::context::internal {
 namespace {
 
-// How much of an item each form keeps.
-double FidelityValue(Fidelity f) {
-  switch (f) {
-    case Fidelity::kFull:
-      return 1.0;
-    case Fidelity::kSummary:
-      return 0.6;
-    case Fidelity::kLine:
-      return 0.3;
-  }
-  return 0;
+// The share of the fixed parts (system prompt, task, kernel to change, ask) up to which the
+// kernel to change is shown in full.
+constexpr double kFixedShare = 0.75;
+
+// How much of an item each form keeps: a lesson says most of itself in a line, an exemplar's
+// worth is its code.
+double FidelityValue(std::string_view kind, Fidelity f) {
+  if (f == Fidelity::kFull) return 1.0;
+  const bool line = f == Fidelity::kLine;
+  if (kind == "insight" || kind == "failure_rule") return line ? 0.5 : 0.8;
+  if (kind == "step" || kind == "alternative") return line ? 0.45 : 0.7;
+  if (kind == "exemplar") return line ? 0.15 : 0.55;
+  return line ? 0.3 : 0.6;
 }
 
 }  // namespace
@@ -38,7 +40,7 @@ Result<BuiltContext> BuildActive(memory::GraphStore& store, State& state) {
     c.form_tokens = CollapseForms(c.forms, state.counter);
   }
 
-  KOPE_ASSIGN_OR_RETURN(FixedParts fixed, MakeFixedParts(state, 0.6));
+  KOPE_ASSIGN_OR_RETURN(FixedParts fixed, MakeFixedParts(state, kFixedShare));
   const TokenCounter& counter = state.counter;
   const int64_t available = state.request->budget_tokens - fixed.tokens;
 
@@ -55,7 +57,7 @@ Result<BuiltContext> BuildActive(memory::GraphStore& store, State& state) {
     PackItem item;
     item.group = group_of.at(c.section);
     for (size_t f = 0; f < c.forms.size(); ++f) {
-      item.forms.push_back({c.form_tokens[f], c.score * FidelityValue(c.forms[f].first)});
+      item.forms.push_back({c.form_tokens[f], c.score * FidelityValue(c.kind, c.forms[f].first)});
     }
     items.push_back(std::move(item));
   }

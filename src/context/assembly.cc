@@ -31,8 +31,7 @@ Result<FixedParts> MakeFixedParts(const State& state, double share) {
   const std::vector<int64_t> kernel_tokens = CollapseForms(kernel, counter);
   size_t chosen = kernel.size() - 1;
   for (size_t i = 0; i < kernel.size(); ++i) {
-    if (static_cast<double>(base + kernel_tokens[i]) <=
-        share * static_cast<double>(budget)) {
+    if (static_cast<double>(base + kernel_tokens[i]) <= share * static_cast<double>(budget)) {
       chosen = i;
       break;
     }

@@ -31,10 +31,10 @@ struct State {
   // The attempt being expanded (empty for a fresh start), and the lineage that ends in it.
   std::optional<memory::AttemptView> node;
   std::vector<memory::AttemptView> lineage;
-  std::string base_source;               // the node's source, or the task's baseline; may be empty
+  std::string base_source;                // the node's source, or the task's baseline; may be empty
   std::vector<std::string> query_words;   // the state in words (sorted), for text similarity
   std::vector<std::string> search_words;  // the same, most specific first, for the text search
-  memory::UnixMillis now = 0;            // the newest timestamp seen (no clock is read)
+  memory::UnixMillis now = 0;             // the newest timestamp seen (no clock is read)
 };
 
 // One piece of experience that may go into the prompt.

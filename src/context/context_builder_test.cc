@@ -355,6 +355,35 @@ TEST_F(ContextBuilderTest, CalibrationChangesTheCount) {
               2.0 * static_cast<double>(wordy.raw_tokens), 1.0);
 }
 
+TEST_F(ContextBuilderTest, ShowsTheMeasurementsOfTheKernelToChange) {
+  NodeId measured = 0;
+  KOPE_ASSERT_OK(store_->Write([&](memory::GraphWriter& w) -> Status {
+    testing::AttemptSpec spec = Valid(run_, a3_, "two rows per block", 2.4);
+    spec.evidence_json = R"j({"candidate_time":{"median_s":0.00042,"spread":0.012},
+        "baseline_time":{"median_s":0.001},
+        "profile":{"limiter":"dram","metrics":{"dram_throughput_pct":88.5}},
+        "resources":[{"function":"softmax_rows(float const*, float*, int)","registers":40,
+                      "shared_bytes":1024,"spill_store_bytes":0,"spill_load_bytes":0}]})j";
+    KOPE_ASSIGN_OR_RETURN(measured, GraphBuilder(w).Attempt(spec));
+    return Status::Ok();
+  }));
+  BuiltContext c = Build(Request(measured));
+  const ContextItem* kernel = nullptr;
+  for (const ContextItem& item : c.items) kernel = item.kind == "kernel" ? &item : kernel;
+  ASSERT_NE(kernel, nullptr);
+  EXPECT_NE(kernel->text.find("median 0.42 ms (spread 1.2%)"), std::string::npos) << kernel->text;
+  EXPECT_NE(kernel->text.find("baseline 1 ms"), std::string::npos);
+  EXPECT_NE(kernel->text.find("limited by dram"), std::string::npos);
+  EXPECT_NE(kernel->text.find("dram_throughput_pct 88.5"), std::string::npos);
+  EXPECT_NE(kernel->text.find("softmax_rows 40 registers, 1024 B shared"), std::string::npos);
+  // It is the best so far too: the profile section says the same.
+  bool best = false;
+  for (const ContextItem& item : c.items) {
+    best = best || (item.kind == "best" && item.text.find("limited by dram") != std::string::npos);
+  }
+  EXPECT_TRUE(best);
+}
+
 TEST_F(ContextBuilderTest, ErrorsAreValues) {
   EXPECT_EQ(BuildContext(*store_, Request(999999)).status().code(), StatusCode::kNotFound);
   ContextRequest no_task;

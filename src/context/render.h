@@ -42,6 +42,9 @@ std::string ShortRef(const memory::NodeRef& ref);
 // roofline", "compile_error: <error>", "not evaluated". `detailed` adds the error's lines.
 std::string OutcomeText(const std::optional<memory::OutcomeNode>& outcome,
                         std::optional<double> parent_speedup, bool detailed);
+// Timings, profile metrics and resources from an outcome's evidence (the evaluator's record), in
+// words; "" when it holds none. `detailed` adds the profile, resources and flags.
+std::string EvidenceText(const memory::OutcomeNode& outcome, bool detailed);
 // One turn of the passive history: the attempt's decision, full source and result.
 std::string TurnText(const memory::AttemptView& view, std::string_view source,
                      std::string_view language);

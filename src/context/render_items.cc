@@ -68,8 +68,7 @@ double Number(const json& j, std::initializer_list<const char*> path) {
   return at->is_number() ? at->get<double>() : 0;
 }
 
-// Timings and profile from an outcome's evidence (the evaluator's record), in words.
-std::string EvidenceText(const memory::OutcomeNode& o, bool detailed) {
+std::string EvidenceWords(const memory::OutcomeNode& o, bool detailed) {
   json e = json::parse(o.evidence_json, nullptr, false);
   std::string out;
   double median_s = Number(e, {"candidate_time", "median_s"});
@@ -103,6 +102,22 @@ std::string EvidenceText(const memory::OutcomeNode& o, bool detailed) {
     }
     if (!list.empty()) out += "; profile: " + list;
   }
+  auto resources = e.find("resources");
+  if (resources != e.end() && resources->is_array()) {
+    std::string list;
+    int shown = 0;
+    for (const json& r : *resources) {
+      if (!r.is_object() || shown++ >= 3) continue;
+      std::string function = r.value("function", "");
+      function = function.substr(0, function.find('('));
+      list += (list.empty() ? "" : "; ") + function +
+              fmt::format(" {} registers, {} B shared", Number(r, {"registers"}),
+                          Number(r, {"shared_bytes"}));
+      const double spills = Number(r, {"spill_store_bytes"}) + Number(r, {"spill_load_bytes"});
+      if (spills > 0) list += fmt::format(", {} B spilled", spills);
+    }
+    if (!list.empty()) out += "; resources: " + list;
+  }
   auto flags = e.find("flags");
   if (flags != e.end() && flags->is_array() && !flags->empty()) {
     std::string f;
@@ -112,6 +127,14 @@ std::string EvidenceText(const memory::OutcomeNode& o, bool detailed) {
   }
   return out;
 }
+
+}  // namespace
+
+std::string EvidenceText(const memory::OutcomeNode& outcome, bool detailed) {
+  return EvidenceWords(outcome, detailed);
+}
+
+namespace {
 
 Forms StepForms(const Candidate& c) {
   const AttemptView& v = *c.attempt;

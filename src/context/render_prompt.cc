@@ -154,6 +154,9 @@ Forms KernelForms(const State& state) {
     if (o && o->verdict != memory::kVerdictValid && !o->error_message.empty()) {
       error_full = "Its error:\n" + Fenced("", FirstLines(o->error_message, 40));
       error_short = "Its error:\n" + Fenced("", FirstLines(o->error_message, 8));
+    } else if (o) {
+      const std::string measured = EvidenceText(*o, true);
+      if (!measured.empty()) error_full = error_short = "Measured: " + measured + "\n";
     }
   }
   const size_t lines = LineCount(state.base_source);

@@ -225,7 +225,7 @@ class Retriever {
     const double speedup = std::max(0.0, *view.outcome->speedup);
     const double roofline =
         view.outcome->roofline ? 0.75 + 0.5 * std::clamp(*view.outcome->roofline, 0.0, 1.0) : 1.0;
-    c.evidence = std::log2(1.0 + speedup) * roofline;
+    c.evidence = 0.5 * std::log2(1.0 + speedup) * roofline;  // 1 at 3x, like a strong lesson
     c.origin = task->name + " (" + task->op_family + ", " + HumanCount(task->size) + " elements, " +
                hw->device + ")";
     c.words = UnionWords(c.words, Words(task->name + " " + task->op_family));
