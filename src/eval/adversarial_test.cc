@@ -76,9 +76,9 @@ TEST_P(Adversarial, GetsItsVerdict) {
   ASSERT_TRUE(task.ok()) << task.status().ToString();
   EvalOptions options;
   options.runner_exe = fs::path(KOPE_BINARY_DIR) / "kope-runner";
-  options.call_timeout_seconds = 3;
+  options.call_timeout_seconds = 5;
   options.limits.cpu_seconds = 20;
-  options.limits.max_address_space_bytes = 4ull << 30;
+  options.limits.max_address_space_bytes = 2ull << 30;
   options.timing.min_seconds = 0.02;
   options.timing.max_seconds = 0.3;
   Evaluator evaluator(*backend_, options);

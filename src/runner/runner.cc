@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <random>
 
 #include "bubblewrap.h"
 #include "kope/base/subprocess.h"
@@ -101,10 +102,19 @@ std::vector<std::string> ChildEnvironment(const SandboxLimits& limits, bool gpu)
     }
   }
   if (!wait_policy_set) env.emplace_back("OMP_WAIT_POLICY=passive");
+  // Heap memory a kernel allocates starts as a non-zero pattern, different in
+  // every runner, instead of the zeros of fresh pages: a kernel that reads
+  // memory it never wrote gets garbage that varies, and fails verification.
+  // Chunks up to glibc's largest mmap threshold come from the heap, where the
+  // pattern applies.
+  const int perturb = 1 + static_cast<int>(std::random_device{}() % 255);
+  env.push_back("MALLOC_PERTURB_=" + std::to_string(perturb));
+  env.emplace_back("MALLOC_MMAP_THRESHOLD_=33554432");
   if (sandbox_internal::kAddressSanitizer && limits.max_address_space_bytes > 0) {
     const uint64_t mb = std::max<uint64_t>(limits.max_address_space_bytes >> 20, 64);
     env.push_back("ASAN_OPTIONS=soft_rss_limit_mb=" + std::to_string(mb) + ":hard_rss_limit_mb=" +
-                  std::to_string(mb + mb / 4) + ":allocator_may_return_null=1");
+                  std::to_string(mb + mb / 4) + ":allocator_may_return_null=1" +
+                  ":max_malloc_fill_size=2147483647:malloc_fill_byte=" + std::to_string(perturb));
   }
   return env;
 }
