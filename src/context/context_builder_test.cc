@@ -141,6 +141,7 @@ TEST_F(ContextBuilderTest, HoldsEverySectionForABranchingNode) {
   // The prompts carry the ABI, the reply format and the node's source.
   EXPECT_NE(c.system_prompt.find("kope_tensor"), std::string::npos);
   EXPECT_NE(c.system_prompt.find("DECISION:"), std::string::npos);
+  EXPECT_NE(c.system_prompt.find("warp-shuffle-reduction"), std::string::npos);  // tag vocabulary
   EXPECT_NE(c.user_prompt.find("online softmax with warp shuffle reduction"), std::string::npos);
   EXPECT_NE(c.user_prompt.find("```cuda"), std::string::npos);
   // Every item's text is in the prompt, in order.

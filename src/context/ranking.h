@@ -31,7 +31,8 @@ Status ScoreCandidates(memory::GraphStore& store, const State& state,
 
 // Orders each section by maximal marginal relevance, merges near-duplicates (same source, or
 // word similarity at or above duplicate_similarity) into the better item's `duplicates`, lowers
-// the score of items similar to better ones, and keeps at most `limit_per_section` per section.
+// the score of items similar to better ones, and keeps at most a section's limit (24 insights, 10
+// exemplars, 12 failure rules, 40 alternatives, 64 lineage steps).
 // The result is sorted by section, then by rank.
 void Diversify(std::vector<Candidate>& candidates, const RankingWeights& weights = {});
 

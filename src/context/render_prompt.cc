@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "kope/llm/proposal.h"
+#include "kope/memory/decision_classes.h"
 #include "kope/task/dtype.h"
 #include "render.h"
 #include "text.h"
@@ -97,6 +98,10 @@ std::string SystemPrompt(const State& state) {
   out += "The kernel ABI (include/kope/kernel.h):\n" + Fenced("c", KernelAbiHeader()) + "\n";
   out += std::string(llm::ReplyFormatInstructions());
   if (out.back() != '\n') out.push_back('\n');
+  // Tags from this vocabulary let evidence add up across tasks (decision classes).
+  out += "\nTAGS that kope recognizes:";
+  for (std::string_view c : memory::DecisionClassVocabulary()) out += " " + std::string(c);
+  out += ".\n";
   return out;
 }
 
