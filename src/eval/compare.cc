@@ -4,12 +4,26 @@
 
 namespace kope {
 
-Comparison CompareOutputs(const void* expected, const void* actual, DType dtype, size_t count,
-                          const Tolerance& tolerance) {
+namespace {
+
+// Loads element i as double; the dtype switch is hoisted out of the loop by
+// instantiating the comparison once per element type.
+template <typename T>
+struct TypedLoad {
+  double operator()(const void* p, size_t i) const { return static_cast<const T*>(p)[i]; }
+};
+struct GenericLoad {
+  DType dtype;
+  double operator()(const void* p, size_t i) const { return LoadAsDouble(p, dtype, i); }
+};
+
+template <typename Load>
+Comparison CompareWith(Load load, const void* expected, const void* actual, size_t count,
+                       const Tolerance& tolerance) {
   Comparison c;
   for (size_t i = 0; i < count; ++i) {
-    double e = LoadAsDouble(expected, dtype, i);
-    double a = LoadAsDouble(actual, dtype, i);
+    double e = load(expected, i);
+    double a = load(actual, i);
     bool pass;
     bool nan_inf = false;
     if (std::isnan(e) || std::isnan(a)) {
@@ -36,6 +50,22 @@ Comparison CompareOutputs(const void* expected, const void* actual, DType dtype,
     }
   }
   return c;
+}
+
+}  // namespace
+
+Comparison CompareOutputs(const void* expected, const void* actual, DType dtype, size_t count,
+                          const Tolerance& tolerance) {
+  switch (dtype) {
+    case KOPE_F32:
+      return CompareWith(TypedLoad<float>{}, expected, actual, count, tolerance);
+    case KOPE_F64:
+      return CompareWith(TypedLoad<double>{}, expected, actual, count, tolerance);
+    case KOPE_I32:
+      return CompareWith(TypedLoad<int32_t>{}, expected, actual, count, tolerance);
+    default:
+      return CompareWith(GenericLoad{dtype}, expected, actual, count, tolerance);
+  }
 }
 
 std::vector<int64_t> Unravel(int64_t flat, const std::vector<int64_t>& shape) {
