@@ -1,0 +1,422 @@
+#include "kope/agent/episode.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+
+#include "episode_state.h"
+#include "kope/agent/graph_nodes.h"
+#include "kope/agent/node_selection.h"
+#include "kope/base/hash.h"
+#include "kope/memory/error_signature.h"
+
+namespace kope::agent {
+namespace {
+
+using internal::EpisodeState;
+using internal::NodeState;
+using internal::RunConfig;
+using memory::NodeId;
+
+double Now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// Fills the report's run-wide fields from the state.
+Status FillReport(memory::GraphStore& store, const EpisodeState& state, EpisodeReport* report) {
+  report->attempts.clear();
+  report->valid_attempts = 0;
+  for (const NodeState* node : state.RunNodes()) {
+    report->attempts.push_back(internal::Summarize(*node));
+    report->valid_attempts += node->valid() ? 1 : 0;
+  }
+  report->best.reset();
+  report->best_source.clear();
+  if (const NodeState* best = state.Best()) {
+    report->best = internal::Summarize(*best);
+    KOPE_ASSIGN_OR_RETURN(report->best_source, store.GetSource(best->attempt.source_hash));
+    nlohmann::json e = nlohmann::json::parse(best->latest()->evidence_json, nullptr, false);
+    if (e.is_object()) report->baseline_roofline = e.value("baseline_roofline_fraction", 0.0);
+  }
+  return Status::Ok();
+}
+
+class Episode {
+ public:
+  Episode(memory::GraphStore& store, Backend& backend, const Task& task, Proposer& proposer,
+          const EpisodeOptions& options)
+      : store_(store), backend_(backend), task_(task), proposer_(proposer), options_(options) {}
+
+  Result<EpisodeReport> Run() {
+    start_ = Now();
+    KOPE_RETURN_IF_ERROR(Setup());
+    if (done_) return report_;
+    if (options_.observer != nullptr) {
+      KOPE_RETURN_IF_ERROR(FillReport(store_, *state_, &report_));
+      options_.observer->OnStart(report_);
+    }
+    while (report_.stop_reason.empty()) {
+      Status s = Iterate();
+      if (!s.ok()) {
+        const bool cancelled = s.code() == StatusCode::kCancelled || Cancelled();
+        report_.stop_reason = cancelled ? "cancelled" : "error";
+        if (!cancelled) report_.error = s.message();
+      }
+    }
+    KOPE_RETURN_IF_ERROR(Finish());
+    return report_;
+  }
+
+ private:
+  bool Cancelled() const { return options_.cancel != nullptr && options_.cancel->load(); }
+
+  void Activity(const std::string& line) {
+    if (options_.observer != nullptr) options_.observer->OnActivity(line);
+  }
+
+  Status Setup() {
+    language_ = std::string(backend_.language());
+    if (task_.baselines.count(language_) == 0) {
+      return Status::InvalidArgument(fmt::format("task {} has no {} baseline for the {} backend",
+                                                 task_.name, language_, backend_.name()));
+    }
+    KOPE_ASSIGN_OR_RETURN(hardware_, backend_.Hardware());
+    KOPE_ASSIGN_OR_RETURN(task_node_, TaskNodeFor(task_, language_));
+    hardware_node_ = HardwareNodeFor(hardware_);
+    KOPE_RETURN_IF_ERROR(store_.Write([&](memory::GraphWriter& w) -> Status {
+      KOPE_ASSIGN_OR_RETURN(task_node_.id, w.PutTask(task_node_));
+      KOPE_ASSIGN_OR_RETURN(hardware_node_.id, w.PutHardware(hardware_node_));
+      return Status::Ok();
+    }));
+    report_.task_id = task_node_.id;
+    report_.hardware_id = hardware_node_.id;
+    report_.task = task_.name;
+    report_.family = task_.family;
+    report_.backend = hardware_.backend;
+    report_.device = hardware_.device;
+    report_.proposer = proposer_.name();
+    report_.label = options_.label;
+
+    RunConfig config;
+    config.proposer = proposer_.name();
+    config.model = proposer_.model();
+    config.label = options_.label;
+    config.budgets = options_.budgets;
+    config.stop = options_.stop;
+    config.confirm = options_.confirm;
+
+    NodeId run_id = options_.run_id;
+    if (run_id != 0) {
+      KOPE_ASSIGN_OR_RETURN(memory::RunNode run, store_.GetRun(run_id));
+      if (run.task_id != task_node_.id || run.hardware_id != hardware_node_.id) {
+        return Status::InvalidArgument(fmt::format(
+            "run r{} is not a run of task {} (as it is now) on this {}", run_id, task_.name,
+            hardware_.backend));
+      }
+      config = internal::ParseRunConfig(run.config_json);
+      report_.resumed = true;
+    } else if (options_.resume) {
+      KOPE_ASSIGN_OR_RETURN(std::vector<memory::RunNode> runs, store_.ListRuns(task_node_.id));
+      for (auto it = runs.rbegin(); it != runs.rend(); ++it) {
+        RunConfig stored = internal::ParseRunConfig(it->config_json);
+        if (it->hardware_id != hardware_node_.id || it->label != options_.label ||
+            stored.proposer != config.proposer) {
+          continue;
+        }
+        EpisodeState latest(it->id, stored);
+        KOPE_RETURN_IF_ERROR(
+            latest.Load(store_, task_node_.id, hardware_node_.id, options_.prior_nodes));
+        const std::string stop = latest.ReplayStop(0, 0);
+        if (stop.empty()) {
+          run_id = it->id;
+          config = stored;
+          report_.resumed = true;
+        } else if (options_.reuse_finished) {
+          report_.run_id = it->id;
+          report_.resumed = true;
+          report_.stop_reason = stop;
+          report_.prompt_tokens = latest.RunPromptTokens();
+          report_.completion_tokens = latest.RunCompletionTokens();
+          KOPE_RETURN_IF_ERROR(FillReport(store_, latest, &report_));
+          done_ = true;
+          return Status::Ok();
+        }
+        break;
+      }
+    }
+    if (run_id == 0) {
+      memory::RunNode run;
+      run.task_id = task_node_.id;
+      run.hardware_id = hardware_node_.id;
+      run.label = options_.label;
+      run.compiler = hardware_.compiler;
+      run.config_json = internal::RunConfigJson(config, options_.config_json);
+      KOPE_RETURN_IF_ERROR(store_.Write([&](memory::GraphWriter& w) -> Status {
+        KOPE_ASSIGN_OR_RETURN(run_id, w.PutRun(run));
+        return Status::Ok();
+      }));
+    }
+    report_.run_id = run_id;
+    state_.emplace(run_id, config);
+    return state_->Load(store_, task_node_.id, hardware_node_.id, options_.prior_nodes);
+  }
+
+  // One step of the loop: pending work first, then the stop rules, then a proposal.
+  Status Iterate() {
+    if (Cancelled()) {
+      report_.stop_reason = "cancelled";
+      return Status::Ok();
+    }
+    const Budgets& budgets = state_->config().budgets;
+    if (budgets.seconds > 0 && Now() - start_ >= budgets.seconds) {
+      report_.stop_reason = "time";
+      return Status::Ok();
+    }
+    if (const NodeState* node = state_->Unevaluated()) return Evaluate(*node, false);
+    if (const NodeState* node = state_->PendingConfirmation()) return Evaluate(*node, true);
+    std::string stop = state_->ReplayStop(failed_, pending_prompt_ + pending_completion_);
+    if (stop.empty() && consecutive_failed_ >= state_->config().stop.max_failed_proposals) {
+      stop = "proposal_failures";
+    }
+    if (!stop.empty()) {
+      report_.stop_reason = stop;
+      return Status::Ok();
+    }
+    return Propose();
+  }
+
+  ProposalRequest BaseRequest() const {
+    ProposalRequest r;
+    r.task = &task_;
+    r.language = language_;
+    r.hardware = hardware_;
+    r.store = &store_;
+    r.task_id = task_node_.id;
+    r.hardware_id = hardware_node_.id;
+    r.run_id = state_->run_id();
+    r.cancel = options_.cancel;
+    return r;
+  }
+
+  Status Propose() {
+    ProposalRequest request = BaseRequest();
+    bool fresh = false;
+    if (!fresh_blocked_) {
+      KOPE_ASSIGN_OR_RETURN(fresh, proposer_.CanStartFresh(request));
+    }
+    const Selection selection = SelectNode(state_->Arms(fresh, options_.exploration));
+    if (selection.kind == Selection::Kind::kNone) {
+      report_.stop_reason = "exhausted";
+      return Status::Ok();
+    }
+    NodeId parent = 0;
+    if (selection.kind == Selection::Kind::kNode) {
+      parent = selection.node;
+      const NodeState* node = state_->Node(parent);
+      request.parent = memory::AttemptView{node->attempt, *node->latest()};
+      KOPE_ASSIGN_OR_RETURN(request.parent_source, store_.GetSource(node->attempt.source_hash));
+      request.parent_improved = state_->Improved(parent);
+      Activity(fmt::format("proposing from a{}", parent));
+    } else {
+      Activity("proposing a fresh start");
+    }
+    KOPE_ASSIGN_OR_RETURN(ProposeResult result, proposer_.Propose(request));
+    model_seconds_ += result.usage.model_seconds;
+    report_.cost_usd += result.usage.cost_usd;
+    pending_prompt_ += result.usage.prompt_tokens;
+    pending_completion_ += result.usage.completion_tokens;
+
+    switch (result.kind) {
+      case ProposeResult::Kind::kExhausted:
+        if (parent != 0) {
+          state_->MarkExhausted(parent);
+        } else {
+          fresh_blocked_ = true;
+        }
+        return Status::Ok();
+      case ProposeResult::Kind::kFailed:
+        return CountFailure(parent, "proposal failed: " + result.reason);
+      case ProposeResult::Kind::kCandidate:
+        break;
+    }
+    Candidate& c = result.candidate;
+    KOPE_ASSIGN_OR_RETURN(std::vector<memory::AttemptView> existing,
+                          store_.AttemptsWithSource(task_node_.id, hardware_node_.id,
+                                                    ContentHash(c.source)));
+    if (!existing.empty()) {
+      report_.reused++;
+      for (const memory::AttemptView& view : existing) {
+        if (view.outcome) state_->AddPrior(view);
+      }
+      return CountFailure(parent, fmt::format("the proposal repeats a{}, which is not evaluated "
+                                              "again",
+                                              existing.front().attempt.id));
+    }
+    consecutive_failed_ = 0;
+    memory::AttemptNode attempt;
+    attempt.run_id = state_->run_id();
+    attempt.parent_id = parent;
+    attempt.decision = c.decision;
+    attempt.classes = c.classes;
+    attempt.proposer = c.proposer;
+    attempt.prompt_tokens = pending_prompt_;
+    attempt.completion_tokens = pending_completion_;
+    NodeId id = 0;
+    Status written = store_.Write([&](memory::GraphWriter& w) -> Status {
+      KOPE_ASSIGN_OR_RETURN(id, w.PutAttempt(attempt, c.source));
+      return c.on_recorded ? c.on_recorded(w, id) : Status::Ok();
+    });
+    if (!written.ok()) return written;
+    pending_prompt_ = 0;
+    pending_completion_ = 0;
+    KOPE_ASSIGN_OR_RETURN(memory::AttemptNode stored, store_.GetAttempt(id));
+    state_->AddAttempt(stored);
+    report_.session_attempts++;
+    return Status::Ok();
+  }
+
+  Status CountFailure(NodeId parent, const std::string& why) {
+    failed_++;
+    consecutive_failed_++;
+    report_.failed_proposals++;
+    state_->RecordExpansion(parent);
+    Activity(why);
+    return Status::Ok();
+  }
+
+  Status Evaluate(const NodeState& node, bool confirm) {
+    const NodeId id = node.attempt.id;
+    KOPE_ASSIGN_OR_RETURN(std::string source, store_.GetSource(node.attempt.source_hash));
+    EvalOptions eval = options_.eval;
+    eval.timing = confirm ? TimingPolicy::Confirm() : TimingPolicy::Screen();
+    eval.timing_label = confirm ? "confirm" : "screen";
+    const std::string prefix = fmt::format("evaluating a{}{}: ", id, confirm ? " (confirm)" : "");
+    Activity(prefix + "compiling");
+    if (options_.observer != nullptr) {
+      EpisodeObserver* observer = options_.observer;
+      eval.progress = [observer, prefix](std::string_view line) {
+        observer->OnActivity(prefix + std::string(line));
+      };
+    }
+    Evaluator evaluator(backend_, eval);
+    const double t0 = Now();
+    const std::string name =
+        fmt::format("attempt_{}.{}", id, language_ == "cuda" ? "cu" : "cc");
+    Result<Outcome> outcome = evaluator.Evaluate(task_, source, name);
+    eval_seconds_ += Now() - t0;
+    report_.session_evaluations++;
+    if (!outcome.ok()) return outcome.status();
+
+    memory::OutcomeNode recorded = OutcomeNodeFor(*outcome);
+    recorded.attempt_id = id;
+    recorded.error_signature = memory::NormalizeError(recorded.error_message);
+    std::optional<memory::AttemptView> parent;
+    if (const NodeState* p = state_->Node(node.attempt.parent_id); p != nullptr && p->latest()) {
+      parent = memory::AttemptView{p->attempt, *p->latest()};
+    }
+    KOPE_RETURN_IF_ERROR(store_.Write([&](memory::GraphWriter& w) -> Status {
+      KOPE_ASSIGN_OR_RETURN(recorded.id, w.PutOutcome(recorded));
+      if (confirm) return Status::Ok();
+      ReflectionInput in;
+      in.task = task_node_;
+      in.hardware = hardware_node_;
+      in.compiler = hardware_.compiler;
+      in.attempt = node.attempt;
+      in.outcome = recorded;
+      in.parent = parent;
+      KOPE_ASSIGN_OR_RETURN(ReflectionResult r, Reflect(store_, w, in, options_.reflection));
+      report_.insights_touched += static_cast<int>(r.insights.size());
+      return Status::Ok();
+    }));
+    const NodeState* best_before = state_->Best();
+    state_->AddOutcome(recorded);
+    const NodeState* best = state_->Best();
+    if (options_.observer != nullptr) {
+      AttemptEvent event;
+      event.attempt = internal::Summarize(*state_->Node(id));
+      event.confirmation = confirm;
+      event.new_best = best != nullptr && best->attempt.id == id && best != best_before;
+      event.attempts_used = state_->RunAttempts() + failed_;
+      event.attempts_budget = state_->config().budgets.attempts;
+      if (best != nullptr) event.best_speedup = best->speedup();
+      event.tokens = state_->RunPromptTokens() + state_->RunCompletionTokens() + pending_prompt_ +
+                     pending_completion_;
+      event.elapsed_seconds = Now() - start_;
+      const double budget_s = state_->config().budgets.seconds;
+      event.seconds_left = budget_s > 0 ? std::max(0.0, budget_s - event.elapsed_seconds) : -1;
+      options_.observer->OnAttempt(event);
+    }
+    return Status::Ok();
+  }
+
+  Status Finish() {
+    report_.prompt_tokens = state_->RunPromptTokens() + pending_prompt_;
+    report_.completion_tokens = state_->RunCompletionTokens() + pending_completion_;
+    KOPE_RETURN_IF_ERROR(FillReport(store_, *state_, &report_));
+    report_.wall_seconds = Now() - start_;
+    report_.eval_seconds = eval_seconds_;
+    report_.orchestration_seconds =
+        std::max(0.0, report_.wall_seconds - eval_seconds_ - model_seconds_);
+    if (options_.observer != nullptr) options_.observer->OnFinish(report_);
+    return Status::Ok();
+  }
+
+  memory::GraphStore& store_;
+  Backend& backend_;
+  const Task& task_;
+  Proposer& proposer_;
+  const EpisodeOptions& options_;
+
+  std::string language_;
+  HardwareInfo hardware_;
+  memory::TaskNode task_node_;
+  memory::HardwareNode hardware_node_;
+  std::optional<EpisodeState> state_;
+  EpisodeReport report_;
+  bool done_ = false;
+  bool fresh_blocked_ = false;
+  double start_ = 0;
+  double eval_seconds_ = 0;
+  double model_seconds_ = 0;
+  int failed_ = 0;
+  int consecutive_failed_ = 0;
+  int64_t pending_prompt_ = 0;
+  int64_t pending_completion_ = 0;
+};
+
+}  // namespace
+
+Result<EpisodeReport> RunEpisode(memory::GraphStore& store, Backend& backend, const Task& task,
+                                 Proposer& proposer, const EpisodeOptions& options) {
+  Episode episode(store, backend, task, proposer, options);
+  return episode.Run();
+}
+
+Result<EpisodeReport> ReadRunReport(memory::GraphStore& store, NodeId run_id) {
+  KOPE_ASSIGN_OR_RETURN(memory::RunNode run, store.GetRun(run_id));
+  KOPE_ASSIGN_OR_RETURN(memory::TaskNode task, store.GetTask(run.task_id));
+  KOPE_ASSIGN_OR_RETURN(memory::HardwareNode hardware, store.GetHardware(run.hardware_id));
+  RunConfig config = internal::ParseRunConfig(run.config_json);
+  EpisodeState state(run_id, config);
+  KOPE_RETURN_IF_ERROR(state.Load(store, run.task_id, run.hardware_id, 0));
+  EpisodeReport report;
+  report.run_id = run_id;
+  report.task_id = run.task_id;
+  report.hardware_id = run.hardware_id;
+  report.task = task.name;
+  report.family = task.op_family;
+  report.backend = hardware.backend;
+  report.device = hardware.device;
+  report.proposer = config.proposer;
+  report.label = run.label;
+  report.resumed = true;
+  report.stop_reason = state.ReplayStop(0, 0);
+  report.prompt_tokens = state.RunPromptTokens();
+  report.completion_tokens = state.RunCompletionTokens();
+  KOPE_RETURN_IF_ERROR(FillReport(store, state, &report));
+  return report;
+}
+
+}  // namespace kope::agent

@@ -1,0 +1,242 @@
+#include "kope/agent/offline_proposer.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "kope/agent/graph_nodes.h"
+#include "kope/agent/reflection.h"
+#include "kope/base/hash.h"
+
+namespace kope::agent {
+namespace {
+
+namespace fs = std::filesystem;
+using memory::NodeId;
+
+Result<std::string> ReadFile(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::IoError("cannot read " + path.string());
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+bool HasLanguageExtension(const fs::path& path, std::string_view language) {
+  const std::string ext = path.extension().string();
+  if (language == "cuda") return ext == ".cu";
+  return ext == ".cc" || ext == ".cpp" || ext == ".cxx";
+}
+
+// The direction (in list positions) of a recorded move on `tunables`; 0 when unknown.
+int ListDirectionOf(const TuningMove& move, const std::vector<Tunable>& tunables) {
+  for (const Tunable& t : tunables) {
+    if (t.name != move.name) continue;
+    auto from = std::find(t.values.begin(), t.values.end(), move.from);
+    auto to = std::find(t.values.begin(), t.values.end(), move.to);
+    if (from == t.values.end() || to == t.values.end() || from == to) return 0;
+    return to > from ? 1 : -1;
+  }
+  return 0;
+}
+
+class OfflineProposer : public Proposer {
+ public:
+  explicit OfflineProposer(OfflineProposerOptions options) : options_(options) {}
+
+  std::string name() const override { return "offline"; }
+
+  Result<bool> CanStartFresh(const ProposalRequest& request) override {
+    KOPE_ASSIGN_OR_RETURN(std::optional<Candidate> start, NextFreshStart(request));
+    return start.has_value();
+  }
+
+  Result<ProposeResult> Propose(const ProposalRequest& request) override {
+    ProposeResult result;
+    if (!request.parent) {
+      KOPE_ASSIGN_OR_RETURN(std::optional<Candidate> start, NextFreshStart(request));
+      if (!start) {
+        result.kind = ProposeResult::Kind::kExhausted;
+        result.reason = "no seed kernel (an annotated file in the task folder) or recorded kernel "
+                        "of the family is left to start from";
+        return result;
+      }
+      result.kind = ProposeResult::Kind::kCandidate;
+      result.candidate = std::move(*start);
+      return result;
+    }
+    return Tune(request);
+  }
+
+ private:
+  Result<ProposeResult> Tune(const ProposalRequest& request) {
+    ProposeResult result;
+    result.kind = ProposeResult::Kind::kExhausted;
+    TunableScan scan = FindTunables(request.parent_source);
+    if (scan.tunables.empty()) {
+      result.reason = "the kernel declares no tunables";
+      return result;
+    }
+    std::vector<memory::RankedInsight> insights;
+    if (options_.use_insights) {
+      memory::InsightQuery query;
+      query.op_family = request.task->family;
+      query.backend = request.hardware.backend;
+      query.device = request.hardware.device;
+      query.arch = request.hardware.architecture;
+      query.compiler = request.hardware.compiler;
+      query.kinds = {std::string(memory::kInsightLesson)};
+      query.classes = {"tune-parameters"};
+      query.limit = 100;
+      KOPE_ASSIGN_OR_RETURN(insights, request.store->FindInsights(query));
+    }
+    const std::vector<TuningMove> moves = OrderMoves(
+        scan.tunables, request.parent->attempt.decision, request.parent_improved, insights);
+    for (const TuningMove& move : moves) {
+      KOPE_ASSIGN_OR_RETURN(std::string source,
+                            ApplyPoint(request.parent_source, {{move.name, move.to}}));
+      KOPE_ASSIGN_OR_RETURN(bool tried, SourceTried(request, source));
+      if (tried) continue;
+      result.kind = ProposeResult::Kind::kCandidate;
+      result.candidate.source = std::move(source);
+      result.candidate.decision = DescribeMove(move);
+      result.candidate.classes = {"tune-parameters"};
+      result.candidate.proposer = "tuner";
+      return result;
+    }
+    result.reason = "every neighbouring value of its tunables has been tried";
+    return result;
+  }
+
+  Result<std::optional<Candidate>> NextFreshStart(const ProposalRequest& request) {
+    if (options_.transfer) {
+      KOPE_ASSIGN_OR_RETURN(std::optional<Candidate> transfer, NextTransfer(request));
+      if (transfer) return transfer;
+    }
+    if (options_.seeds) {
+      for (const fs::path& path : FindSeedKernels(*request.task, request.language)) {
+        KOPE_ASSIGN_OR_RETURN(std::string source, ReadFile(path));
+        KOPE_ASSIGN_OR_RETURN(bool tried, SourceTried(request, source));
+        if (tried) continue;
+        Candidate c;
+        c.source = std::move(source);
+        c.decision = fmt::format("seed: start from {} ({})", path.filename().string(),
+                                 FormatPoint(CurrentPoint(FindTunables(c.source).tunables)));
+        c.proposer = "seed";
+        return std::optional<Candidate>(std::move(c));
+      }
+    }
+    return std::optional<Candidate>();
+  }
+
+  Result<std::optional<Candidate>> NextTransfer(const ProposalRequest& request) {
+    memory::BestQuery query;
+    query.op_family = request.task->family;
+    query.hardware_id = request.hardware_id;
+    query.limit = 10 * options_.max_transfers + 10;
+    if (query.hardware_id == 0) return std::optional<Candidate>();
+    KOPE_ASSIGN_OR_RETURN(std::vector<memory::AttemptView> best,
+                          request.store->BestAttempts(query));
+    const std::string signature = KernelSignature(*request.task);
+    std::set<std::string> seen;
+    std::map<NodeId, memory::TaskNode> tasks;
+    for (const memory::AttemptView& view : best) {
+      if (static_cast<int>(seen.size()) >= options_.max_transfers) break;
+      if (view.attempt.task_id == request.task_id) continue;
+      if (!seen.insert(view.attempt.source_hash).second) continue;
+      auto it = tasks.find(view.attempt.task_id);
+      if (it == tasks.end()) {
+        KOPE_ASSIGN_OR_RETURN(memory::TaskNode node, request.store->GetTask(view.attempt.task_id));
+        it = tasks.emplace(view.attempt.task_id, std::move(node)).first;
+      }
+      const std::string other = SignatureOfNode(it->second);
+      if (!other.empty() && other != signature) {
+        seen.erase(view.attempt.source_hash);
+        continue;
+      }
+      KOPE_ASSIGN_OR_RETURN(std::string source,
+                            request.store->GetSource(view.attempt.source_hash));
+      KOPE_ASSIGN_OR_RETURN(bool tried, SourceTried(request, source));
+      if (tried) continue;
+      Candidate c;
+      c.source = std::move(source);
+      c.decision = fmt::format(
+          "transfer: the best kernel recorded for {} (attempt a{}, {:.2f}x there), to be "
+          "re-tuned here",
+          it->second.name, view.attempt.id,
+          view.outcome && view.outcome->speedup ? *view.outcome->speedup : 0.0);
+      c.proposer = "transfer";
+      return std::optional<Candidate>(std::move(c));
+    }
+    return std::optional<Candidate>();
+  }
+
+  OfflineProposerOptions options_;
+};
+
+}  // namespace
+
+Result<bool> SourceTried(const ProposalRequest& request, std::string_view source) {
+  KOPE_ASSIGN_OR_RETURN(std::vector<memory::AttemptView> found,
+                        request.store->AttemptsWithSource(request.task_id, request.hardware_id,
+                                                          ContentHash(source)));
+  return !found.empty();
+}
+
+std::vector<fs::path> FindSeedKernels(const Task& task, std::string_view language) {
+  std::vector<fs::path> seeds;
+  std::error_code ec;
+  for (const fs::directory_entry& entry : fs::directory_iterator(task.dir, ec)) {
+    if (!entry.is_regular_file(ec) || !HasLanguageExtension(entry.path(), language)) continue;
+    Result<std::string> text = ReadFile(entry.path());
+    if (!text.ok() || !MentionsTunables(*text)) continue;
+    if (FindTunables(*text).tunables.empty()) continue;
+    seeds.push_back(entry.path());
+  }
+  std::sort(seeds.begin(), seeds.end(), [](const fs::path& a, const fs::path& b) {
+    return a.filename().string() < b.filename().string();
+  });
+  return seeds;
+}
+
+std::vector<TuningMove> OrderMoves(const std::vector<Tunable>& tunables,
+                                   std::string_view parent_decision, bool parent_improved,
+                                   const std::vector<memory::RankedInsight>& insights) {
+  std::vector<TuningMove> moves = NeighbourMoves(tunables);
+  std::optional<TuningMove> previous = ParseMoveDescription(parent_decision);
+  const int previous_direction = previous ? ListDirectionOf(*previous, tunables) : 0;
+  std::vector<double> score(moves.size(), 0.0);
+  for (size_t i = 0; i < moves.size(); ++i) {
+    const TuningMove& m = moves[i];
+    if (previous && parent_improved && m.name == previous->name &&
+        m.list_direction == previous_direction) {
+      score[i] += 10;
+    }
+    if (m.numeric_direction == 0) continue;
+    for (const memory::RankedInsight& r : insights) {
+      std::optional<std::string> name = TunableOfInsight(r.insight.text);
+      if (!name || *name != m.name) continue;
+      const double p = (r.insight.support + 1.0) /
+                       (r.insight.support + r.insight.contradiction + 2.0);
+      score[i] += 2 * (m.numeric_direction > 0 ? p - 0.5 : 0.5 - p);
+    }
+  }
+  std::vector<size_t> order(moves.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return score[a] > score[b]; });
+  std::vector<TuningMove> sorted;
+  sorted.reserve(moves.size());
+  for (size_t i : order) sorted.push_back(moves[i]);
+  return sorted;
+}
+
+std::unique_ptr<Proposer> CreateOfflineProposer(OfflineProposerOptions options) {
+  return std::make_unique<OfflineProposer>(options);
+}
+
+}  // namespace kope::agent
