@@ -128,7 +128,8 @@ void InsertBenchmark() {
       "| batch (pairs per transaction) | pairs | wall s | pairs per wall second | CPU s | "
       "pairs per CPU second |\n");
   std::printf("|---:|---:|---:|---:|---:|---:|\n");
-  for (auto [batch, total] : {std::pair{1, 300}, std::pair{100, 20000}, std::pair{1000, 60000}, std::pair{10000, 60000}}) {
+  for (auto [batch, total] : {std::pair{1, 300}, std::pair{100, 20000}, std::pair{1000, 60000},
+                              std::pair{10000, 60000}}) {
     std::vector<Input> inputs;
     inputs.reserve(static_cast<size_t>(total));
     for (int i = 0; i < total; ++i) {
@@ -405,30 +406,39 @@ void QueryBenchmark(const Options& options) {
     for (int i = 0; i < 20; ++i) items.push_back({NodeKind::kAttempt, pick(ids.attempts)});
     return Check(store->Usage(items)).size();
   });
-  measure("all of the above for one context (except search)", [&] {
-    NodeId attempt = pick(ids.attempts);
-    AttemptNode a = Check(store->GetAttempt(attempt));
-    TaskNode t = Check(store->GetTask(a.task_id));
-    size_t n = Check(store->Lineage(attempt)).size() + Check(store->Children(attempt)).size();
-    BestQuery best;
-    best.task_id = a.task_id;
-    best.hardware_id = a.hardware_id;
-    n += Check(store->BestAttempts(best)).size();
-    best.task_id = 0;
-    best.op_family = t.op_family;
-    n += Check(store->BestAttempts(best)).size();
-    InsightQuery iq;
-    iq.op_family = t.op_family;
-    iq.backend = "cuda";
-    iq.arch = "sm_90";
-    iq.size = t.size;
-    n += Check(store->FindInsights(iq)).size();
-    n += Check(store->SimilarTasks(t.id, 10)).size();
-    std::vector<NodeRef> items;
-    for (int i = 0; i < 20; ++i) items.push_back({NodeKind::kAttempt, pick(ids.attempts)});
-    n += Check(store->Usage(items)).size();
-    return n;
-  });
+  measure(
+      "one context: lineage, children, best per task and per family, insights with text "
+      "relevance, similar tasks, usage of 20",
+      [&] {
+        NodeId attempt = pick(ids.attempts);
+        AttemptNode a = Check(store->GetAttempt(attempt));
+        TaskNode t = Check(store->GetTask(a.task_id));
+        size_t n = Check(store->Lineage(attempt)).size() + Check(store->Children(attempt)).size();
+        BestQuery best;
+        best.task_id = a.task_id;
+        best.hardware_id = a.hardware_id;
+        n += Check(store->BestAttempts(best)).size();
+        best.task_id = 0;
+        best.op_family = t.op_family;
+        n += Check(store->BestAttempts(best)).size();
+        InsightQuery iq;
+        iq.op_family = t.op_family;
+        iq.backend = "cuda";
+        iq.arch = "sm_90";
+        iq.size = t.size;
+        std::vector<RankedInsight> insights = Check(store->FindInsights(iq));
+        n += insights.size();
+        std::vector<NodeId> insight_ids;
+        for (const RankedInsight& r : insights) insight_ids.push_back(r.insight.id);
+        n += Check(store->TextRelevance(SearchKind::kInsight, insight_ids,
+                                        t.description + " " + a.decision))
+                 .size();
+        n += Check(store->SimilarTasks(t.id, 10)).size();
+        std::vector<NodeRef> items;
+        for (int i = 0; i < 20; ++i) items.push_back({NodeKind::kAttempt, pick(ids.attempts)});
+        n += Check(store->Usage(items)).size();
+        return n;
+      });
   PrintSpace(options.store, stats.attempts);
 }
 

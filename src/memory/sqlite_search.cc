@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "kope/memory/text_similarity.h"
 #include "sqlite_store_impl.h"
 
 namespace kope::memory::sqlite {
@@ -54,12 +55,12 @@ struct KindSql {
   SearchKind kind;
   NodeKind node;
   const char* fts;
-  const char* row;  // by id: the text to show, the op family ('' for any)
+  const char* row;  // by id: the text to show, the op family ('' for any)[, the classes]
 };
 
 constexpr KindSql kSearchSql[] = {
     {SearchKind::kAttempt, NodeKind::kAttempt, "attempts_fts",
-     "SELECT a.decision, t.op_family FROM attempts a JOIN tasks t ON t.id = a.task_id "
+     "SELECT a.decision, t.op_family, a.classes FROM attempts a JOIN tasks t ON t.id = a.task_id "
      "WHERE a.id = ?"},
     {SearchKind::kInsight, NodeKind::kInsight, "insights_fts",
      "SELECT text, op_family FROM insights WHERE id = ?"},
@@ -88,14 +89,18 @@ Result<std::vector<SearchHit>> SqliteStore::Search(const SearchQuery& query) {
     // about the window, not the number of matches; BM25, which reads every ranked document's
     // length, is then computed for the window only (for all matches of a common word in a store
     // of a million nodes it would take tens of milliseconds).
-    int64_t first = 0;
+    int64_t first = -1;
     {
       KOPE_ASSIGN_OR_RETURN(Query q, db_->Prepare("SELECT rowid FROM " + fts + " WHERE " + fts +
-                                                  " MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?"));
-      q.Bind(1, match).Bind(2, std::max(query.window, query.limit) - 1);
-      KOPE_ASSIGN_OR_RETURN(bool row, q.Step());
-      if (row) first = q.Int(0);
+                                                  " MATCH ? ORDER BY rowid DESC LIMIT ?"));
+      q.Bind(1, match).Bind(2, std::max(query.window, query.limit));
+      while (true) {
+        KOPE_ASSIGN_OR_RETURN(bool row, q.Step());
+        if (!row) break;
+        first = q.Int(0);
+      }
     }
+    if (first < 0) continue;  // no match of this kind
     KOPE_ASSIGN_OR_RETURN(
         Query ranked, db_->Prepare("SELECT rowid, bm25(" + fts + ") FROM " + fts + " WHERE " + fts +
                                    " MATCH ? AND rowid >= ? ORDER BY bm25(" + fts + "), rowid"));
@@ -131,26 +136,22 @@ Result<std::vector<double>> SqliteStore::TextRelevance(SearchKind kind,
                                                        const std::vector<NodeId>& ids,
                                                        std::string_view text) {
   std::lock_guard lock(mu_);
-  std::vector<double> relevance(ids.size(), 0.0);
-  std::string match = FtsQuery(text, false);
-  if (match.empty() || ids.empty()) return relevance;
   const KindSql* k = nullptr;
   for (const KindSql& candidate : kSearchSql) {
     if (candidate.kind == kind) k = &candidate;
   }
   if (k == nullptr) return Status::InvalidArgument("unknown search kind");
-  const std::string fts = k->fts;
   ReadSnapshot snapshot(*db_);
   KOPE_RETURN_IF_ERROR(snapshot.status());
-  KOPE_ASSIGN_OR_RETURN(Query q, db_->Prepare("SELECT bm25(" + fts + ") FROM " + fts + " WHERE " +
-                                              fts + " MATCH ? AND rowid = ?"));
+  std::vector<std::string> texts(ids.size());
   for (size_t i = 0; i < ids.size(); ++i) {
-    q.Bind(1, match).Bind(2, ids[i]);
-    KOPE_ASSIGN_OR_RETURN(bool row, q.Step());
-    if (row) relevance[i] = -q.Double(0);
-    KOPE_RETURN_IF_ERROR(q.Reset());
+    KOPE_ASSIGN_OR_RETURN(Query q, db_->Prepare(k->row));
+    q.Bind(1, ids[i]);
+    KOPE_ASSIGN_OR_RETURN(bool found, q.Step());
+    if (found) texts[i] = q.Text(0) + (kind == SearchKind::kAttempt ? " " + q.Text(2) : "");
   }
-  return relevance;
+  std::vector<std::string_view> views(texts.begin(), texts.end());
+  return LexicalBm25(views, text);
 }
 
 Result<std::vector<SimilarTask>> SqliteStore::SimilarTasks(NodeId task_id, int limit) {

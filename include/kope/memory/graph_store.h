@@ -243,10 +243,11 @@ class GraphStore {
                                                              std::string_view op_family,
                                                              int limit) = 0;
   virtual Result<std::vector<SearchHit>> Search(const SearchQuery& query) = 0;
-  // How well each of `ids` (nodes of one kind: attempts, insights, outcomes for kError, tasks)
-  // matches any word of `text`, as negated BM25 (higher is better; 0 for no match), in the order
-  // given: for ranking candidates that other queries found by text similarity to the task and
-  // the current code. Costs about the number of candidates, not the size of the store.
+  // How well each of `ids` (nodes of one kind: attempts by decision and classes, insights by
+  // text, outcomes (kError) by error message, tasks by name and description) matches `text`: the
+  // LexicalBm25 of text_similarity.h over these candidates, in the order given (0 for no shared
+  // word or a missing node). For re-ranking candidates that other queries found by similarity to
+  // the task and the current code; costs about the number of candidates, not the store's size.
   virtual Result<std::vector<double>> TextRelevance(SearchKind kind, const std::vector<NodeId>& ids,
                                                     std::string_view text) = 0;
   // Tasks like `task` (itself excluded), best first: same op family, size close on a log scale,

@@ -7,10 +7,14 @@
 //     write-ahead log): otherwise IoError, and nothing is created;
 //   - an existing file is a kope store: a file that is not SQLite, a SQLite database of another
 //     application, a damaged store, or a store of a newer schema is refused with a message that
-//     says which, and the file is left byte-for-byte untouched.
+//     says which, and the file is left byte-for-byte untouched (it is checked through a read-only
+//     connection). The header and the schema are always checked; a store of up to 64 MiB is also
+//     quick-checked page by page, while damage deeper in a larger one is reported as Corruption
+//     by the query that meets it (CheckIntegrity checks everything).
 // The store uses write-ahead logging, synchronous=FULL (a committed write survives a crash of the
 // process or the machine), and BEGIN IMMEDIATE transactions with a busy timeout, so that several
-// processes can share one file. The returned object is thread-safe (GraphStore's contract).
+// processes can share one file. The returned object is thread-safe (GraphStore's contract) and
+// holds one connection with a 64 MiB page cache.
 #ifndef KOPE_MEMORY_SQLITE_STORE_H_
 #define KOPE_MEMORY_SQLITE_STORE_H_
 
