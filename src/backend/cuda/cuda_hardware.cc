@@ -41,6 +41,7 @@ __global__ void ReadAll(const float4* __restrict__ x, size_t n, float* out) {
 __global__ void Fma(float* out, int iters, float y) {
   float a[8];
   for (int j = 0; j < 8; ++j) a[j] = threadIdx.x * 1e-7f + j;
+#pragma unroll 16
   for (int i = 0; i < iters; ++i) {
 #pragma unroll
     for (int j = 0; j < 8; ++j) a[j] = fmaf(a[j], y, 1e-7f);

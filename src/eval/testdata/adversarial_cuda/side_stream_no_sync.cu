@@ -1,8 +1,8 @@
 // Timing cheat: launches the work on a private non-blocking stream and returns without
 // synchronizing, so events on the harness stream see nothing to time.
 // Task: gelu_small. Expected: valid (the harness synchronizes the device before it reads the
-// outputs and before its end event, so the work is both complete and counted) and NOT flagged
-// faster_than_roofline (it would be if the side stream's time went uncounted).
+// outputs, so the work is complete) and flagged faster_than_roofline: the side work is too
+// short to be charged (cases.toml says why), and the time it leaves is below physics.
 #include <cstdint>
 
 #include "kope/kernel.h"
