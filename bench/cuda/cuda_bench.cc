@@ -96,7 +96,8 @@ std::string Variant(const std::string& source, int i) {
 
 int Turnaround(int reps) {
   const fs::path root = KOPE_SOURCE_DIR;
-  const fs::path scratch = fs::temp_directory_path() / ("kope-cuda-bench-" + std::to_string(getpid()));
+  const fs::path scratch =
+      fs::temp_directory_path() / ("kope-cuda-bench-" + std::to_string(getpid()));
   const fs::path warm = scratch / "warm";
   const fs::path small = root / "bench/cuda/small";
   const Task task = MustLoad(small);
@@ -221,7 +222,9 @@ int Stability(const fs::path& task_dir, const fs::path& candidate_path, int runs
   const double lo = *std::min_element(medians.begin(), medians.end());
   const double hi = *std::max_element(medians.begin(), medians.end());
   const double med = Median(medians);
-  std::printf("%-56s %12s\n", ("stability: " + task.name + " " + candidate_path.filename().string()).c_str(), "value");
+  std::printf("%-56s %12s\n",
+              ("stability: " + task.name + " " + candidate_path.filename().string()).c_str(),
+              "value");
   for (int r = 0; r < runs; ++r) {
     std::printf("  run %d median %10.2f us  (p80-p20)/median %5.2f%%  baseline %10.2f us\n", r + 1,
                 medians[r] * 1e6, 100 * spreads[r], base_medians[r] * 1e6);

@@ -12,9 +12,9 @@
 
 namespace {
 
-constexpr int kRows = 64;    // query rows per block (one per thread)
-constexpr int kKeys = 64;    // keys staged per tile
-constexpr int kChunk = 16;   // keys scored at once
+constexpr int kRows = 64;   // query rows per block (one per thread)
+constexpr int kKeys = 64;   // keys staged per tile
+constexpr int kChunk = 16;  // keys scored at once
 
 bool IsContiguousF32(const kope_tensor& t) {
   if (t.dtype != KOPE_F32 || t.ndim != 4) return false;
@@ -28,10 +28,9 @@ bool IsContiguousF32(const kope_tensor& t) {
 }
 
 template <int kD>
-__global__ void __launch_bounds__(kRows) Flash(const float* __restrict__ q,
-                                               const float* __restrict__ k,
-                                               const float* __restrict__ v, float* __restrict__ o,
-                                               int s, int d, float scale) {
+__global__ void __launch_bounds__(kRows)
+    Flash(const float* __restrict__ q, const float* __restrict__ k, const float* __restrict__ v,
+          float* __restrict__ o, int s, int d, float scale) {
   __shared__ __align__(16) float ks[kKeys][kD];
   __shared__ __align__(16) float vs[kKeys][kD];
   const int64_t head = blockIdx.y;

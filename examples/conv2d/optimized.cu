@@ -26,15 +26,13 @@ bool IsContiguousF32(const kope_tensor& t) {
   return true;
 }
 
-__global__ void __launch_bounds__(kTile* kTile) Conv(const float* __restrict__ x,
-                                                     const float* __restrict__ w,
-                                                     float* __restrict__ y, int c_in, int h,
-                                                     int wd, int f_out, int kh, int kw,
-                                                     int filter_groups) {
+__global__ void __launch_bounds__(kTile* kTile)
+    Conv(const float* __restrict__ x, const float* __restrict__ w, float* __restrict__ y, int c_in,
+         int h, int wd, int f_out, int kh, int kw, int filter_groups) {
   extern __shared__ __align__(16) float smem[];
   const int win_h = kTile + kh - 1, win_w = kTile + kw - 1;
-  float* ws = smem;                             // [kh][kw][kFilters]
-  float* xs = smem + kh * kw * kFilters;        // [win_h][win_w]
+  float* ws = smem;                       // [kh][kw][kFilters]
+  float* xs = smem + kh * kw * kFilters;  // [win_h][win_w]
   const int oh = h - kh + 1, ow = wd - kw + 1;
   const int n = blockIdx.z / filter_groups, f0 = (blockIdx.z % filter_groups) * kFilters;
   const int i0 = blockIdx.y * kTile, j0 = blockIdx.x * kTile;
@@ -93,8 +91,7 @@ extern "C" int kope_kernel(const kope_tensor* inputs, int n_inputs, kope_tensor*
   if (h > (1 << 20) || wd > (1 << 20) || kh > 32 || kw > 32) return 5;
   const int64_t groups = (f + kFilters - 1) / kFilters;
   if (n * groups > 65535) return 5;
-  const size_t smem =
-      sizeof(float) * (kh * kw * kFilters + (kTile + kh - 1) * (kTile + kw - 1));
+  const size_t smem = sizeof(float) * (kh * kw * kFilters + (kTile + kh - 1) * (kTile + kw - 1));
   if (smem > 48 * 1024) return 5;
   const dim3 grid(static_cast<unsigned>((wd - kw + 1 + kTile - 1) / kTile),
                   static_cast<unsigned>((h - kh + 1 + kTile - 1) / kTile),

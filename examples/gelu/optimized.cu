@@ -40,9 +40,10 @@ __device__ __forceinline__ float4 Gelu4(float4 v) {
   return make_float4(GeluOne(v.x), GeluOne(v.y), GeluOne(v.z), GeluOne(v.w));
 }
 
-__global__ void __launch_bounds__(kThreads) GeluVec(const float4* __restrict__ x,
-                                                    float4* __restrict__ y, int64_t n4) {
-  const int64_t base = blockIdx.x * static_cast<int64_t>(kThreads * kVectorsPerThread) + threadIdx.x;
+__global__ void __launch_bounds__(kThreads)
+    GeluVec(const float4* __restrict__ x, float4* __restrict__ y, int64_t n4) {
+  const int64_t base =
+      blockIdx.x * static_cast<int64_t>(kThreads * kVectorsPerThread) + threadIdx.x;
   float4 v[kVectorsPerThread];
 #pragma unroll
   for (int k = 0; k < kVectorsPerThread; ++k) {

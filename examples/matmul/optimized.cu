@@ -19,9 +19,9 @@ bool IsMatrix(const kope_tensor& t) {
          (t.shape[1] == 1 || t.strides[1] == 1) && (t.shape[0] == 1 || t.strides[0] == t.shape[1]);
 }
 
-__global__ void __launch_bounds__(kThreads) Sgemm(const float* __restrict__ a,
-                                                  const float* __restrict__ b,
-                                                  float* __restrict__ c, int m, int n, int k) {
+__global__ void __launch_bounds__(kThreads)
+    Sgemm(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c, int m,
+          int n, int k) {
   __shared__ __align__(16) float as[2][kBK][kBM];  // A slice, transposed: as[k][row]
   __shared__ __align__(16) float bs[2][kBK][kBN];
   const int tid = threadIdx.x;
@@ -95,7 +95,8 @@ extern "C" int kope_kernel(const kope_tensor* inputs, int n_inputs, kope_tensor*
   const int64_t m = inputs[0].shape[0], k = inputs[0].shape[1], n = inputs[1].shape[1];
   if (inputs[1].shape[0] != k || outputs[0].shape[0] != m || outputs[0].shape[1] != n) return 3;
   if (m > (1 << 30) || n > (1 << 30) || k > (1 << 30)) return 5;
-  const dim3 grid(static_cast<unsigned>((n + kBN - 1) / kBN), static_cast<unsigned>((m + kBM - 1) / kBM));
+  const dim3 grid(static_cast<unsigned>((n + kBN - 1) / kBN),
+                  static_cast<unsigned>((m + kBM - 1) / kBM));
   Sgemm<<<grid, kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
       static_cast<const float*>(inputs[0].data), static_cast<const float*>(inputs[1].data),
       static_cast<float*>(outputs[0].data), static_cast<int>(m), static_cast<int>(n),

@@ -49,8 +49,8 @@ __device__ __forceinline__ float BlockScan(float v, float* warp_sums, float* tot
 }
 
 template <bool kVector>
-__global__ void __launch_bounds__(kThreads) RowScan(const float* __restrict__ x,
-                                                    float* __restrict__ y, int64_t cols) {
+__global__ void __launch_bounds__(kThreads)
+    RowScan(const float* __restrict__ x, float* __restrict__ y, int64_t cols) {
   __shared__ float warp_sums[kThreads / 32];
   const float* in = x + static_cast<int64_t>(blockIdx.x) * cols;
   float* out = y + static_cast<int64_t>(blockIdx.x) * cols;
@@ -99,8 +99,8 @@ extern "C" int kope_kernel(const kope_tensor* inputs, int n_inputs, kope_tensor*
   const auto* x = static_cast<const float*>(inputs[0].data);
   auto* y = static_cast<float*>(outputs[0].data);
   auto s = static_cast<cudaStream_t>(stream);
-  const bool vector = cols % 4 == 0 &&
-                      (reinterpret_cast<uintptr_t>(x) | reinterpret_cast<uintptr_t>(y)) % 16 == 0;
+  const bool vector =
+      cols % 4 == 0 && (reinterpret_cast<uintptr_t>(x) | reinterpret_cast<uintptr_t>(y)) % 16 == 0;
   if (vector) {
     RowScan<true><<<static_cast<unsigned>(rows), kThreads, 0, s>>>(x, y, cols);
   } else {

@@ -37,10 +37,9 @@ __device__ __forceinline__ float BlockSum(float v, float* scratch) {
   return v;
 }
 
-__global__ void __launch_bounds__(kThreads) RmsNormRegisters(const float4* __restrict__ x,
-                                                             const float4* __restrict__ w,
-                                                             float4* __restrict__ y, int n4,
-                                                             float inv_cols) {
+__global__ void __launch_bounds__(kThreads)
+    RmsNormRegisters(const float4* __restrict__ x, const float4* __restrict__ w,
+                     float4* __restrict__ y, int n4, float inv_cols) {
   __shared__ float scratch[kThreads / 32];
   const float4* in = x + static_cast<int64_t>(blockIdx.x) * n4;
   float4* out = y + static_cast<int64_t>(blockIdx.x) * n4;
@@ -66,9 +65,9 @@ __global__ void __launch_bounds__(kThreads) RmsNormRegisters(const float4* __res
   }
 }
 
-__global__ void __launch_bounds__(kThreads) RmsNormTwoPass(const float* __restrict__ x,
-                                                           const float* __restrict__ w,
-                                                           float* __restrict__ y, int64_t cols) {
+__global__ void __launch_bounds__(kThreads)
+    RmsNormTwoPass(const float* __restrict__ x, const float* __restrict__ w, float* __restrict__ y,
+                   int64_t cols) {
   __shared__ float scratch[kThreads / 32];
   const float* in = x + static_cast<int64_t>(blockIdx.x) * cols;
   float* out = y + static_cast<int64_t>(blockIdx.x) * cols;
@@ -97,7 +96,9 @@ extern "C" int kope_kernel(const kope_tensor* inputs, int n_inputs, kope_tensor*
   auto* y = static_cast<float*>(outputs[0].data);
   auto s = static_cast<cudaStream_t>(stream);
   const bool aligned = (reinterpret_cast<uintptr_t>(x) | reinterpret_cast<uintptr_t>(w) |
-                        reinterpret_cast<uintptr_t>(y)) % 16 == 0;
+                        reinterpret_cast<uintptr_t>(y)) %
+                           16 ==
+                       0;
   if (aligned && cols % 4 == 0 && cols <= 4LL * kThreads * kVectors) {
     RmsNormRegisters<<<static_cast<unsigned>(rows), kThreads, 0, s>>>(
         reinterpret_cast<const float4*>(x), reinterpret_cast<const float4*>(w),

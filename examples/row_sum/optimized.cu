@@ -40,9 +40,9 @@ __device__ __forceinline__ float BlockSum(float v) {
   return v;
 }
 
-__global__ void __launch_bounds__(kThreads) RowSum(const float* __restrict__ x,
-                                                   float* __restrict__ y, int64_t rows,
-                                                   int64_t cols, bool vector) {
+__global__ void __launch_bounds__(kThreads)
+    RowSum(const float* __restrict__ x, float* __restrict__ y, int64_t rows, int64_t cols,
+           bool vector) {
   for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
     const float* row = x + r * cols;
     float s = 0.f;

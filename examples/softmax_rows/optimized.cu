@@ -40,8 +40,8 @@ __device__ __forceinline__ float BlockReduce(float v, float* scratch) {
   return v;
 }
 
-__global__ void __launch_bounds__(kThreads) SoftmaxRegisters(const float4* __restrict__ x,
-                                                             float4* __restrict__ y, int n4) {
+__global__ void __launch_bounds__(kThreads)
+    SoftmaxRegisters(const float4* __restrict__ x, float4* __restrict__ y, int n4) {
   __shared__ float scratch[kThreads / 32];
   const float4* in = x + static_cast<int64_t>(blockIdx.x) * n4;
   float4* out = y + static_cast<int64_t>(blockIdx.x) * n4;
@@ -78,8 +78,8 @@ __global__ void __launch_bounds__(kThreads) SoftmaxRegisters(const float4* __res
 }
 
 // Any row: pass 1 keeps a running max and a sum rescaled to it, pass 2 writes.
-__global__ void __launch_bounds__(kThreads) SoftmaxTwoPass(const float* __restrict__ x,
-                                                           float* __restrict__ y, int64_t cols) {
+__global__ void __launch_bounds__(kThreads)
+    SoftmaxTwoPass(const float* __restrict__ x, float* __restrict__ y, int64_t cols) {
   __shared__ float scratch[kThreads / 32];
   const float* in = x + static_cast<int64_t>(blockIdx.x) * cols;
   float* out = y + static_cast<int64_t>(blockIdx.x) * cols;
@@ -111,11 +111,11 @@ extern "C" int kope_kernel(const kope_tensor* inputs, int n_inputs, kope_tensor*
   const auto* x = static_cast<const float*>(inputs[0].data);
   auto* y = static_cast<float*>(outputs[0].data);
   auto s = static_cast<cudaStream_t>(stream);
-  const bool aligned =
-      (reinterpret_cast<uintptr_t>(x) | reinterpret_cast<uintptr_t>(y)) % 16 == 0;
+  const bool aligned = (reinterpret_cast<uintptr_t>(x) | reinterpret_cast<uintptr_t>(y)) % 16 == 0;
   if (aligned && cols % 4 == 0 && cols <= 4LL * kThreads * kVectors) {
     SoftmaxRegisters<<<static_cast<unsigned>(rows), kThreads, 0, s>>>(
-        reinterpret_cast<const float4*>(x), reinterpret_cast<float4*>(y), static_cast<int>(cols / 4));
+        reinterpret_cast<const float4*>(x), reinterpret_cast<float4*>(y),
+        static_cast<int>(cols / 4));
   } else {
     SoftmaxTwoPass<<<static_cast<unsigned>(rows), kThreads, 0, s>>>(x, y, cols);
   }

@@ -341,8 +341,8 @@ class CudaDevice final : public CudaExecutor {
     bool ok = true;
     for (int i = 0; i < calls && ok; ++i) {
       if (flush) ok = cudaMemsetAsync(flush_, i & 0xff, flush_bytes_, stream_) == cudaSuccess;
-      ok = ok && cudaEventRecordWithFlags(graph_events_[2 * i], stream_,
-                                          cudaEventRecordExternal) == cudaSuccess;
+      ok = ok && cudaEventRecordWithFlags(graph_events_[2 * i], stream_, cudaEventRecordExternal) ==
+                     cudaSuccess;
       ok = ok && Invoke(kernel, rotation[static_cast<size_t>(i) % rotation.size()], stream_) == 0;
       ok = ok && cudaGetLastError() == cudaSuccess;
       ok = ok && cudaEventRecordWithFlags(graph_events_[2 * i + 1], stream_,
@@ -439,9 +439,8 @@ kope_runner_open_cuda(const char* spec_text, uint64_t max_device_bytes, std::str
   using namespace kope::runner_child;
   const std::string spec = spec_text;
   char* end = nullptr;
-  const long device = spec.rfind("cuda:", 0) == 0 && spec.size() > 5
-                          ? std::strtol(spec.c_str() + 5, &end, 10)
-                          : -1;
+  const long device =
+      spec.rfind("cuda:", 0) == 0 && spec.size() > 5 ? std::strtol(spec.c_str() + 5, &end, 10) : -1;
   if (device < 0 || device > 1024 || end == nullptr || *end != '\0') {
     *error = "device '" + spec + "' is not cuda:N";
     return nullptr;

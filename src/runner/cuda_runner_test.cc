@@ -13,9 +13,11 @@ bool GpuPresent() {
 }
 
 // Compiles testdata/<name>.cu with nvcc for the GPU here (sm_90a without one).
-std::filesystem::path CompileCuda(const std::string& name, const std::vector<std::string>& defines) {
+std::filesystem::path CompileCuda(const std::string& name,
+                                  const std::vector<std::string>& defines) {
   static int count = 0;
-  const std::filesystem::path out = KernelDir() / (name + "-cuda-" + std::to_string(count++) + ".so");
+  const std::filesystem::path out =
+      KernelDir() / (name + "-cuda-" + std::to_string(count++) + ".so");
   std::string arch = "sm_90a";
   int device = 0, major = 0, minor = 0;
   if (GpuPresent() && cudaGetDevice(&device) == cudaSuccess &&
@@ -24,12 +26,13 @@ std::filesystem::path CompileCuda(const std::string& name, const std::vector<std
     arch = "sm_" + std::to_string(major) + std::to_string(minor) + (major == 9 ? "a" : "");
   }
   const std::string compute = "compute_" + arch.substr(3);
-  std::vector<std::string> argv = {KOPE_NVCC, "-O2", "-gencode=arch=" + compute + ",code=" + arch,
-                                   "-Xcompiler", "-fPIC", "-shared", "-cudart", "shared",
-                                   "-I" KOPE_SOURCE_DIR "/include"};
+  std::vector<std::string> argv = {
+      KOPE_NVCC,    "-O2",    "-gencode=arch=" + compute + ",code=" + arch,
+      "-Xcompiler", "-fPIC",  "-shared",
+      "-cudart",    "shared", "-I" KOPE_SOURCE_DIR "/include"};
   for (const auto& d : defines) argv.push_back("-D" + d);
-  argv.insert(argv.end(), {KOPE_SOURCE_DIR "/src/runner/testdata/" + name + ".cu", "-o",
-                           out.string()});
+  argv.insert(argv.end(),
+              {KOPE_SOURCE_DIR "/src/runner/testdata/" + name + ".cu", "-o", out.string()});
   auto r = RunProcess(argv);
   if (!r.ok() || !r->ok()) {
     ADD_FAILURE() << "nvcc " << name << ": " << (r.ok() ? r->output : r.status().ToString());
@@ -83,7 +86,8 @@ TEST_P(CudaRunner, CallCopiesBothWaysAndTimeReportsEveryCall) {
   for (int i = 0; i < kN; ++i) ASSERT_EQ(F(*arena, kOut)[i], 3.0f * i + 0.5f) << i;
   for (int i = kN; i < 1024; ++i) ASSERT_EQ(F(*arena, kOut)[i], -1.0f) << i;  // guard intact
   auto timed = runner->Time({Spec()}, 50, /*flush=*/true, 60);
-  ASSERT_TRUE(timed.ok() && timed->ok()) << (timed.ok() ? timed->detail : timed.status().ToString());
+  ASSERT_TRUE(timed.ok() && timed->ok())
+      << (timed.ok() ? timed->detail : timed.status().ToString());
   ASSERT_EQ(timed->ns.size(), 50u);
   for (int64_t ns : timed->ns) EXPECT_GT(ns, 0);
   EXPECT_GT(timed->flushed_bytes, 0u);

@@ -22,7 +22,8 @@ extern "C" int kope_kernel(const kope_tensor* in, int n_in, kope_tensor* out, in
   if (n_in != 1 || n_out != 1) return 1;
   const int64_t n = in[0].shape[0];
   const int64_t threads = (n + 1) / 2;
-  Chain2<<<static_cast<unsigned>((threads + 255) / 256), 256, 0, static_cast<cudaStream_t>(stream)>>>(
-      static_cast<const float*>(in[0].data), static_cast<float*>(out[0].data), n);
+  Chain2<<<static_cast<unsigned>((threads + 255) / 256), 256, 0,
+           static_cast<cudaStream_t>(stream)>>>(static_cast<const float*>(in[0].data),
+                                                static_cast<float*>(out[0].data), n);
   return cudaGetLastError() == cudaSuccess ? 0 : 2;
 }

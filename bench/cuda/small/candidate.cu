@@ -25,7 +25,9 @@ extern "C" int kope_kernel(const kope_tensor* in, int n_in, kope_tensor* out, in
   const auto* b = static_cast<const float*>(in[1].data);
   auto* y = static_cast<float*>(out[0].data);
   const bool aligned = (reinterpret_cast<uintptr_t>(x) | reinterpret_cast<uintptr_t>(b) |
-                        reinterpret_cast<uintptr_t>(y)) % 16 == 0;
+                        reinterpret_cast<uintptr_t>(y)) %
+                           16 ==
+                       0;
   const int64_t n4 = aligned ? n / 4 : 0;
   if (n4 > 0) {
     ScaleAdd4<<<static_cast<unsigned>((n4 + 255) / 256), 256, 0, s>>>(

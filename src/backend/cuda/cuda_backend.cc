@@ -117,9 +117,8 @@ class CudaBackend final : public Backend {
 
   Result<CompiledKernel> Compile(std::string_view source, std::string_view display_name) override {
     const std::string file = SourceFileName(display_name);
-    std::vector<std::string> argv =
-        NvccCommand(nvcc_, arch_, options_.include_dir, options_.extra_flags, "kernel.cu",
-                    "kernel.so");
+    std::vector<std::string> argv = NvccCommand(nvcc_, arch_, options_.include_dir,
+                                                options_.extra_flags, "kernel.cu", "kernel.so");
     std::string joined;
     for (size_t i = 1; i < argv.size(); ++i) joined += argv[i] + "\n";
     CompiledKernel out;
@@ -134,7 +133,8 @@ class CudaBackend final : public Backend {
       std::ifstream in(report);
       if (in) {
         nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-        if (!j.is_discarded()) out.resources = ResourcesFromJson(j.value("resources", nlohmann::json()));
+        if (!j.is_discarded())
+          out.resources = ResourcesFromJson(j.value("resources", nlohmann::json()));
       }
       return out;
     }
@@ -169,7 +169,8 @@ class CudaBackend final : public Backend {
       if (!canon_ec) argv[0] = real.string();
       const fs::path root = ToolkitRoot(nvcc_);
       if (!root.empty() && root.string().rfind("/usr/", 0) != 0) sandbox.read_only.push_back(root);
-      if (fs::exists("/etc/alternatives", canon_ec)) sandbox.read_only.push_back("/etc/alternatives");
+      if (fs::exists("/etc/alternatives", canon_ec))
+        sandbox.read_only.push_back("/etc/alternatives");
       sandbox.limits.writable_bytes = 1ull << 30;  // nvcc's temporaries go to /tmp
       Result<std::vector<std::string>> wrapped = BubblewrapCommand(sandbox, argv);
       if (wrapped.ok()) argv = std::move(wrapped).value();
@@ -219,8 +220,8 @@ class CudaBackend final : public Backend {
     if (!hardware_) {
       KOPE_ASSIGN_OR_RETURN(cuda_internal::GpuProperties gpu,
                             cuda_internal::QueryGpu(options_.device));
-      KOPE_ASSIGN_OR_RETURN(HardwareInfo hw, cuda_internal::DescribeGpu(options_, gpu, nvcc_,
-                                                                         nvcc_version_, arch_));
+      KOPE_ASSIGN_OR_RETURN(HardwareInfo hw,
+                            cuda_internal::DescribeGpu(options_, gpu, nvcc_, nvcc_version_, arch_));
       hardware_ = std::move(hw);
     }
     return *hardware_;
@@ -265,8 +266,9 @@ std::optional<ComputeCapability> ParseComputeCapability(std::string_view text) {
   if (s.rfind("sm_", 0) == 0 || s.rfind("compute_", 0) == 0) s = s.substr(s.find('_') + 1);
   while (!s.empty() && std::isalpha(static_cast<unsigned char>(s.back()))) s.pop_back();
   auto all_digits = [](const std::string& t) {
-    return !t.empty() && t.size() <= 3 &&
-           std::all_of(t.begin(), t.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+    return !t.empty() && t.size() <= 3 && std::all_of(t.begin(), t.end(), [](char c) {
+      return std::isdigit(static_cast<unsigned char>(c));
+    });
   };
   ComputeCapability cc;
   if (size_t dot = s.find('.'); dot != std::string::npos) {
@@ -373,8 +375,8 @@ Result<std::unique_ptr<Backend>> CreateCudaBackend(CudaBackendOptions options) {
   if (!ParseComputeCapability(arch)) {
     return Status::InvalidArgument("'" + arch + "' is not a CUDA target such as sm_90a");
   }
-  return std::unique_ptr<Backend>(new CudaBackend(std::move(options), nvcc, nvcc_version,
-                                                  *header, arch));
+  return std::unique_ptr<Backend>(
+      new CudaBackend(std::move(options), nvcc, nvcc_version, *header, arch));
 }
 
 }  // namespace kope

@@ -1,7 +1,6 @@
 // The CUDA backend with the real nvcc. Compiling needs no GPU (the target is
 // given); the tests that run kernels skip cleanly where no GPU is present.
 #include "kope/backend/cuda/cuda_backend.h"
-#include "kope/kernel.h"
 
 #include <gtest/gtest.h>
 
@@ -11,6 +10,7 @@
 #include <random>
 #include <thread>
 
+#include "kope/kernel.h"
 #include "kope/runner/sandbox.h"
 
 namespace kope {

@@ -118,7 +118,8 @@ nlohmann::json ToJson(const HardwareInfo& hw, double copy, double read, double w
 }  // namespace
 
 std::string ParseDriverVersion(std::string_view proc_text) {
-  static const std::regex kVersion(R"(Kernel Module(?: for [A-Za-z0-9_]+)?\s+([0-9]+(?:\.[0-9]+)+))");
+  static const std::regex kVersion(
+      R"(Kernel Module(?: for [A-Za-z0-9_]+)?\s+([0-9]+(?:\.[0-9]+)+))");
   std::string text(proc_text);
   std::smatch m;
   if (std::regex_search(text, m, kVersion)) return m[1].str();
@@ -128,10 +129,11 @@ std::string ParseDriverVersion(std::string_view proc_text) {
 Result<GpuProperties> QueryGpu(int device) {
   int count = 0;
   cudaError_t e = cudaGetDeviceCount(&count);
-  if (e != cudaSuccess) return Status::NotFound("no usable CUDA driver or GPU (" + CudaError(e) + ")");
+  if (e != cudaSuccess)
+    return Status::NotFound("no usable CUDA driver or GPU (" + CudaError(e) + ")");
   if (device < 0 || device >= count) {
-    return Status::NotFound("no CUDA GPU " + std::to_string(device) + " (" +
-                            std::to_string(count) + " found)");
+    return Status::NotFound("no CUDA GPU " + std::to_string(device) + " (" + std::to_string(count) +
+                            " found)");
   }
   cudaDeviceProp prop;
   e = cudaGetDeviceProperties(&prop, device);

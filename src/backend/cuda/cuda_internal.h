@@ -19,7 +19,8 @@ struct GpuProperties {
   ComputeCapability cc;
   uint64_t l2_bytes = 0;
   uint64_t memory_bytes = 0;
-  std::string driver;  // "580.159.04", or "CUDA 13.0" when the kernel module's version is unreadable
+  std::string
+      driver;  // "580.159.04", or "CUDA 13.0" when the kernel module's version is unreadable
 };
 
 Result<GpuProperties> QueryGpu(int device);
@@ -40,7 +41,7 @@ std::string LaunchSetArgument(const LaunchShapes& shapes);
 
 // Running tools on kope-cuda-launch (cuda_tools.cc).
 struct ToolContext {
-  CudaBackendOptions options;  // resolved: launcher, ncu, sanitizer set
+  CudaBackendOptions options;          // resolved: launcher, ncu, sanitizer set
   std::filesystem::path scratch_root;  // where tool runs get their scratch folder
 };
 Result<KernelProfile> RunProfiler(const ToolContext& context, const std::filesystem::path& artifact,

@@ -111,8 +111,8 @@ class ToolScratch {
  public:
   explicit ToolScratch(const fs::path& root) {
     std::error_code ec;
-    path_ = root / ("tool-" + std::to_string(getpid()) + "-" +
-                    std::to_string(std::random_device{}()));
+    path_ =
+        root / ("tool-" + std::to_string(getpid()) + "-" + std::to_string(std::random_device{}()));
     fs::create_directories(path_, ec);
     if (ec) path_.clear();
   }
@@ -172,8 +172,9 @@ Result<ProcessResult> RunTool(const ToolContext& context, const std::string& too
 
 std::vector<std::string> LauncherArgs(const fs::path& launcher, int device, int warmup,
                                       bool profile, const std::vector<LaunchShapes>& sets) {
-  std::vector<std::string> args = {launcher.string(), "--kernel", "@KERNEL@", "--device",
-                                   std::to_string(device), "--warmup", std::to_string(warmup)};
+  std::vector<std::string> args = {
+      launcher.string(),     "--kernel", "@KERNEL@", "--device", std::to_string(device), "--warmup",
+      std::to_string(warmup)};
   if (profile) args.push_back("--profile");
   for (const LaunchShapes& s : sets) {
     args.push_back("--set");
@@ -215,7 +216,8 @@ Result<KernelProfile> RunProfiler(const ToolContext& context, const fs::path& ar
   }
   KOPE_ASSIGN_OR_RETURN(fs::path launcher, FindLauncher(context.options));
   std::string metrics;
-  for (const MetricSpec& m : kMetrics) metrics += (metrics.empty() ? "" : ",") + std::string(m.metric);
+  for (const MetricSpec& m : kMetrics)
+    metrics += (metrics.empty() ? "" : ",") + std::string(m.metric);
   std::vector<std::string> argv = {ncu,
                                    "--csv",
                                    "--page",
@@ -269,8 +271,8 @@ Result<SanitizerReport> RunSanitizers(const ToolContext& context, const fs::path
   }
   KOPE_ASSIGN_OR_RETURN(fs::path launcher, FindLauncher(context.options));
   for (const char* name : {"memcheck", "racecheck", "initcheck"}) {
-    std::vector<std::string> argv = {tool, "--tool", name, "--error-exitcode", "86",
-                                     "--print-limit", "5"};
+    std::vector<std::string> argv = {tool, "--tool",        name, "--error-exitcode",
+                                     "86", "--print-limit", "5"};
     if (std::string_view(name) == "memcheck") {
       argv.insert(argv.end(), {"--check-device-heap", "yes"});
     }
@@ -286,7 +288,8 @@ Result<SanitizerReport> RunSanitizers(const ToolContext& context, const fs::path
     if (!error.empty() || run.exit_code == 86) {
       report.tools.push_back(name);
       report.clean = false;
-      report.first_error = std::string(name) + ": " + (error.empty() ? Tail(run.output, 400) : error);
+      report.first_error =
+          std::string(name) + ": " + (error.empty() ? Tail(run.output, 400) : error);
       return report;
     }
     if (!run.ok() || !summary) {
@@ -335,7 +338,8 @@ Result<KernelProfile> ParseNcuCsv(std::string_view csv) {
   double longest_ns = -1;
   for (size_t r = 0; r < rows.size(); ++r) {
     std::optional<double> ns =
-        duration >= 0 ? cuda_internal::ParseNumber(rows[r][static_cast<size_t>(duration)]) : std::nullopt;
+        duration >= 0 ? cuda_internal::ParseNumber(rows[r][static_cast<size_t>(duration)])
+                      : std::nullopt;
     if (ns && *ns > longest_ns) {
       longest_ns = *ns;
       longest = r;

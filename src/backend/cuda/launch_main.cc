@@ -45,7 +45,7 @@ size_t ElementBytes(kope_dtype d) {
 
 bool ParseDtype(std::string_view s, kope_dtype* d) {
   static const std::pair<const char*, kope_dtype> kNames[] = {
-      {"f32", KOPE_F32}, {"f64", KOPE_F64}, {"f16", KOPE_F16},
+      {"f32", KOPE_F32},   {"f64", KOPE_F64}, {"f16", KOPE_F16},
       {"bf16", KOPE_BF16}, {"i32", KOPE_I32}, {"i64", KOPE_I64}};
   for (const auto& [name, dtype] : kNames) {
     if (s == name) {
@@ -257,7 +257,8 @@ int main(int argc, char** argv) {
     } else if (arg == "--set") {
       Set s;
       const size_t semi = value.find(';');
-      if (semi == std::string::npos || !ParseList(std::string_view(value).substr(0, semi), &s.inputs) ||
+      if (semi == std::string::npos ||
+          !ParseList(std::string_view(value).substr(0, semi), &s.inputs) ||
           !ParseList(std::string_view(value).substr(semi + 1), &s.outputs)) {
         std::fprintf(stderr, "kope-cuda-launch: bad --set '%s'\n%s", value.c_str(), kUsage);
         return 2;

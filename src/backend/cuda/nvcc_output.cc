@@ -59,7 +59,8 @@ std::vector<Diagnostic> ParseNvccOutput(std::string_view output, size_t max_diag
   static const std::regex kFrontEnd(
       R"(^(.*?)\((\d+)\): (catastrophic error|error|warning|remark)(?: #[0-9]+(?:-[A-Z])?)?: (.*)$)");
   // The host compiler (GCC style): `k.cu:12:5: error: ...`.
-  static const std::regex kHost(R"(^(.*?):(\d+):(?:(\d+):)? (fatal error|error|warning|note): (.*)$)");
+  static const std::regex kHost(
+      R"(^(.*?):(\d+):(?:(\d+):)? (fatal error|error|warning|note): (.*)$)");
   static const std::regex kPtxas(R"(^ptxas (error|fatal|warning)\s*: (.*)$)");
   static const std::regex kNvlink(R"(^nvlink (error|fatal|warning)\s*: (.*)$)");
   static const std::regex kUndefined(R"(undefined reference to `([^']*)')");
@@ -169,7 +170,7 @@ std::vector<KernelResources> ParsePtxasReport(std::string_view output) {
   };
   std::istringstream in{std::string(output)};
   std::string line;
-  KernelResources* current = nullptr;  // the entry the next "Used" line belongs to
+  KernelResources* current = nullptr;     // the entry the next "Used" line belongs to
   KernelResources* properties = nullptr;  // the function the next stack-frame line belongs to
   while (std::getline(in, line)) {
     std::smatch m;
@@ -221,12 +222,11 @@ std::string FirstSanitizerError(std::string_view output) {
     if (block.empty()) {
       // The first line of a report: "Invalid __global__ write ...", "Race reported ...",
       // "Uninitialized __global__ memory read ...", "Program hit cudaErrorX ...".
-      const bool starts = text.rfind("Invalid ", 0) == 0 || text.rfind("Race ", 0) == 0 ||
-                          text.find("hazard") != std::string::npos ||
-                          text.rfind("Uninitialized ", 0) == 0 ||
-                          text.rfind("Program hit ", 0) == 0 ||
-                          text.rfind("Out-of-range ", 0) == 0 ||
-                          text.rfind("Misaligned ", 0) == 0 || text.rfind("Error", 0) == 0;
+      const bool starts =
+          text.rfind("Invalid ", 0) == 0 || text.rfind("Race ", 0) == 0 ||
+          text.find("hazard") != std::string::npos || text.rfind("Uninitialized ", 0) == 0 ||
+          text.rfind("Program hit ", 0) == 0 || text.rfind("Out-of-range ", 0) == 0 ||
+          text.rfind("Misaligned ", 0) == 0 || text.rfind("Error", 0) == 0;
       if (!starts) continue;
       block = text;
       lines = 1;

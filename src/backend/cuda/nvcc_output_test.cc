@@ -42,7 +42,9 @@ TEST(NvccCommand, CompilesASharedObjectThatMustDefineTheEntryPoint) {
   auto argv = NvccCommand("/usr/local/cuda/bin/nvcc", "sm_90a", "/inc", {"-DX=1"}, "k.cu", "k.so");
   ASSERT_FALSE(argv.empty());
   EXPECT_EQ(argv[0], "/usr/local/cuda/bin/nvcc");
-  auto has = [&](const std::string& a) { return std::find(argv.begin(), argv.end(), a) != argv.end(); };
+  auto has = [&](const std::string& a) {
+    return std::find(argv.begin(), argv.end(), a) != argv.end();
+  };
   EXPECT_TRUE(has("-gencode=arch=compute_90a,code=sm_90a"));
   EXPECT_TRUE(has("-shared"));
   EXPECT_TRUE(has("-I/inc"));
@@ -59,7 +61,8 @@ TEST(NvccCommand, CompilesASharedObjectThatMustDefineTheEntryPoint) {
   EXPECT_EQ(*(ptxas + 1), "-v");
 }
 
-constexpr const char* kFrontEndErrors = R"(bad.cu(2): error: identifier "undefined_thing" is undefined
+constexpr const char* kFrontEndErrors =
+    R"(bad.cu(2): error: identifier "undefined_thing" is undefined
   __attribute__((global)) void f(float* y) { y[0] = undefined_thing; int unused; }
                                                     ^
 
@@ -114,8 +117,9 @@ TEST(NvccOutput, HostCompilerPtxasAndLinkerErrors) {
 }
 
 TEST(NvccOutput, MissingEntryPointIsNamed) {
-  auto d = ParseNvccOutput("/usr/bin/ld: required symbol `kope_kernel' not defined\n"
-                           "collect2: error: ld returned 1 exit status\n");
+  auto d = ParseNvccOutput(
+      "/usr/bin/ld: required symbol `kope_kernel' not defined\n"
+      "collect2: error: ld returned 1 exit status\n");
   ASSERT_EQ(d.size(), 1u);
   EXPECT_NE(d[0].message.find("kope_kernel"), std::string::npos);
 }

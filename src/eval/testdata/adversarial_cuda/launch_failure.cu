@@ -26,7 +26,7 @@ int64_t Count(const kope_tensor& t) {
 extern "C" int kope_kernel(const kope_tensor* inputs, int, kope_tensor* outputs, int,
                            void* stream) {
   const int64_t n = Count(inputs[0]);
-  Gelu<<<1, 2048, 0, static_cast<cudaStream_t>(stream)>>>(
-      static_cast<const float*>(inputs[0].data), static_cast<float*>(outputs[0].data), n);
+  Gelu<<<1, 2048, 0, static_cast<cudaStream_t>(stream)>>>(static_cast<const float*>(inputs[0].data),
+                                                          static_cast<float*>(outputs[0].data), n);
   return 0;
 }
