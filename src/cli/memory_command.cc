@@ -1,0 +1,477 @@
+// `kope memory`: look into the experience graph and move experience packs in and out.
+//
+//   kope memory [--store PATH] stats | show NODE | lineage NODE | search TEXT | export FILE |
+//               import FILE
+//
+// The store is --store, else $KOPE_STORE, else $XDG_DATA_HOME/kope/experience.db (or
+// ~/.local/share/kope/experience.db). Only `import` creates a store that does not exist.
+#include <fmt/format.h>
+
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "commands.h"
+#include "kope/memory/exchange.h"
+#include "kope/memory/graph_store.h"
+#include "kope/memory/store_location.h"
+
+namespace kope::cli {
+namespace {
+
+using memory::AttemptView;
+using memory::GraphStore;
+using memory::NodeKind;
+using memory::NodeRef;
+using nlohmann::json;
+
+struct MemoryArgs {
+  std::string store;
+  std::string node;
+  std::vector<std::string> words;
+  std::string file;
+  std::string family;
+  std::string kind;
+  bool any = false;
+  bool source = false;
+  bool json = false;
+  int limit = 20;
+};
+
+int Fail(const std::string& what, const Status& status) {
+  std::cerr << "kope memory " << what << ": " << status.message() << "\n";
+  return status.code() == StatusCode::kInvalidArgument ? 2 : 1;
+}
+
+Result<std::unique_ptr<GraphStore>> Open(const MemoryArgs& args, bool create) {
+  KOPE_ASSIGN_OR_RETURN(std::string location, memory::ResolveStoreLocation(args.store));
+  memory::StoreOptions options;
+  options.create_if_missing = create;
+  return memory::OpenStore(location, options);
+}
+
+std::string Speedup(const std::optional<memory::OutcomeNode>& o) {
+  if (!o.has_value()) return "-";
+  if (o->speedup.has_value()) return fmt::format("{:.2f}x", *o->speedup);
+  return "-";
+}
+
+std::string Verdict(const std::optional<memory::OutcomeNode>& o) {
+  if (!o.has_value()) return "(none)";
+  return o->flagged ? o->verdict + "!" : o->verdict;
+}
+
+std::string Join(const std::vector<std::string>& parts, const char* separator = ", ") {
+  std::string out;
+  for (const std::string& p : parts) out += (out.empty() ? "" : separator) + p;
+  return out;
+}
+
+std::string FirstLine(const std::string& text, size_t width = 70) {
+  std::string line = text.substr(0, text.find('\n'));
+  return line.size() > width ? line.substr(0, width - 3) + "..." : line;
+}
+
+json OptionalNumber(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+
+json ParsedOrText(const std::string& text) {
+  json j = json::parse(text, nullptr, false);
+  return j.is_discarded() ? json(text) : j;
+}
+
+json OutcomeJson(const memory::OutcomeNode& o) {
+  return {{"id", o.id},
+          {"key", o.key},
+          {"attempt", o.attempt_id},
+          {"stage", o.stage},
+          {"verdict", o.verdict},
+          {"flagged", o.flagged},
+          {"speedup", OptionalNumber(o.speedup)},
+          {"time_ms", OptionalNumber(o.time_ms)},
+          {"roofline", OptionalNumber(o.roofline)},
+          {"error_message", o.error_message},
+          {"error_signature", o.error_signature},
+          {"evidence", ParsedOrText(o.evidence_json)},
+          {"created_at", o.created_at}};
+}
+
+json AttemptJson(const AttemptView& v) {
+  const memory::AttemptNode& a = v.attempt;
+  return {{"id", a.id},
+          {"key", a.key},
+          {"run", a.run_id},
+          {"task", a.task_id},
+          {"hardware", a.hardware_id},
+          {"parent", a.parent_id == 0 ? json(nullptr) : json(a.parent_id)},
+          {"source_hash", a.source_hash},
+          {"decision", a.decision},
+          {"classes", a.classes},
+          {"proposer", a.proposer},
+          {"prompt_tokens", a.prompt_tokens},
+          {"completion_tokens", a.completion_tokens},
+          {"created_at", a.created_at},
+          {"outcome", v.outcome ? OutcomeJson(*v.outcome) : json(nullptr)}};
+}
+
+json InsightJson(const memory::InsightNode& i) {
+  const memory::InsightScope& s = i.scope;
+  return {{"id", i.id},
+          {"key", i.key},
+          {"kind", i.kind},
+          {"text", i.text},
+          {"scope",
+           {{"op_family", s.op_family},
+            {"backend", s.backend},
+            {"device", s.device},
+            {"arch", s.arch},
+            {"compiler", s.compiler},
+            {"size_min", s.size_min},
+            {"size_max", s.size_max}}},
+          {"classes", i.classes},
+          {"support", i.support},
+          {"contradiction", i.contradiction},
+          {"effect_size", i.effect_size}};
+}
+
+int RunStats(const MemoryArgs& args) {
+  auto store = Open(args, false);
+  if (!store.ok()) return Fail("stats", store.status());
+  auto stats = (*store)->Stats();
+  if (!stats.ok()) return Fail("stats", stats.status());
+  const memory::StoreStats& s = *stats;
+  const int64_t nodes = s.tasks + s.hardware + s.runs + s.attempts + s.outcomes + s.insights;
+  const double per_attempt =
+      s.attempts > 0 ? static_cast<double>(s.store_bytes) / static_cast<double>(s.attempts) : 0;
+  if (args.json) {
+    std::cout << json{{"location", s.location},
+                      {"schema_version", s.schema_version},
+                      {"store_bytes", s.store_bytes},
+                      {"nodes", nodes},
+                      {"tasks", s.tasks},
+                      {"hardware", s.hardware},
+                      {"runs", s.runs},
+                      {"attempts", s.attempts},
+                      {"outcomes", s.outcomes},
+                      {"valid_outcomes", s.valid_outcomes},
+                      {"insights", s.insights},
+                      {"sources", s.sources},
+                      {"source_bytes", s.source_bytes},
+                      {"evidence_edges", s.evidence_edges},
+                      {"used_edges", s.used_edges},
+                      {"bytes_per_attempt", per_attempt}}
+                     .dump(2)
+              << "\n";
+    return 0;
+  }
+  std::cout << fmt::format("store      {} (schema {}, {:.1f} MiB)\n", s.location, s.schema_version,
+                           static_cast<double>(s.store_bytes) / (1 << 20));
+  std::cout << fmt::format("nodes      {}\n", nodes);
+  std::cout << fmt::format("  tasks    {}\n  hardware {}\n  runs     {}\n", s.tasks, s.hardware,
+                           s.runs);
+  std::cout << fmt::format("  attempts {}\n  outcomes {} ({} valid and ranked)\n", s.attempts,
+                           s.outcomes, s.valid_outcomes);
+  std::cout << fmt::format("  insights {}\n", s.insights);
+  std::cout << fmt::format("sources    {} ({:.1f} KiB, stored once each)\n", s.sources,
+                           static_cast<double>(s.source_bytes) / 1024);
+  std::cout << fmt::format("edges      {} evidence, {} used\n", s.evidence_edges, s.used_edges);
+  if (s.attempts > 0) std::cout << fmt::format("bytes per attempt  {:.0f}\n", per_attempt);
+  return 0;
+}
+
+void PrintAttempt(GraphStore& store, const AttemptView& view, bool with_source) {
+  const memory::AttemptNode& a = view.attempt;
+  auto task = store.GetTask(a.task_id);
+  auto hw = store.GetHardware(a.hardware_id);
+  std::cout << fmt::format("attempt:{}  key {}\n", a.id, a.key);
+  std::cout << fmt::format("task       {} ({})\n", task.ok() ? task->name : "?",
+                           task.ok() ? task->op_family : "?");
+  std::cout << fmt::format("hardware   {} {}\n", hw.ok() ? hw->device : "?",
+                           hw.ok() ? hw->arch : "");
+  std::cout << fmt::format("run        run:{}   parent {}\n", a.run_id,
+                           a.parent_id == 0 ? "(root)" : fmt::format("attempt:{}", a.parent_id));
+  std::cout << fmt::format("proposer   {}   tokens {} + {}\n",
+                           a.proposer.empty() ? "-" : a.proposer, a.prompt_tokens,
+                           a.completion_tokens);
+  std::cout << fmt::format("classes    {}\n", a.classes.empty() ? "-" : Join(a.classes));
+  std::cout << "decision   " << a.decision << "\n";
+  auto outcomes = store.Outcomes(a.id);
+  if (outcomes.ok()) {
+    for (const memory::OutcomeNode& o : *outcomes) {
+      std::cout << fmt::format("outcome:{}  {} {}{}{}\n", o.id, o.stage, o.verdict,
+                               o.flagged ? " (flagged)" : "",
+                               o.speedup ? fmt::format(", {:.2f}x", *o.speedup) : "");
+      if (!o.error_message.empty()) std::cout << "  " << FirstLine(o.error_message, 96) << "\n";
+    }
+  }
+  auto children = store.Children(a.id);
+  if (children.ok() && !children->empty()) {
+    std::cout << "children  ";
+    for (const AttemptView& c : *children) {
+      std::cout << fmt::format(" attempt:{} ({}, {})", c.attempt.id, Verdict(c.outcome),
+                               Speedup(c.outcome));
+    }
+    std::cout << "\n";
+  }
+  if (with_source) {
+    auto source = store.GetSource(a.source_hash);
+    std::cout << "source\n" << (source.ok() ? *source : source.status().message()) << "\n";
+  } else if (!a.diff.empty()) {
+    std::cout << "diff\n" << a.diff;
+  }
+}
+
+int RunShow(const MemoryArgs& args) {
+  auto ref = memory::ParseNodeRef(args.node);
+  if (!ref.ok()) return Fail("show", ref.status());
+  auto store = Open(args, false);
+  if (!store.ok()) return Fail("show", store.status());
+  GraphStore& s = **store;
+  switch (ref->kind) {
+    case NodeKind::kAttempt: {
+      auto attempt = s.GetAttempt(ref->id);
+      if (!attempt.ok()) return Fail("show", attempt.status());
+      auto outcomes = s.Outcomes(ref->id);
+      AttemptView view{*attempt, std::nullopt};
+      if (outcomes.ok() && !outcomes->empty()) view.outcome = outcomes->back();
+      if (args.json) {
+        json j = AttemptJson(view);
+        j["diff"] = attempt->diff;
+        if (args.source) {
+          auto source = s.GetSource(attempt->source_hash);
+          j["source"] = source.ok() ? *source : source.status().message();
+        }
+        std::cout << j.dump(2) << "\n";
+      } else {
+        PrintAttempt(s, view, args.source);
+      }
+      return 0;
+    }
+    case NodeKind::kOutcome: {
+      auto outcome = s.GetOutcome(ref->id);
+      if (!outcome.ok()) return Fail("show", outcome.status());
+      std::cout << OutcomeJson(*outcome).dump(2) << "\n";
+      return 0;
+    }
+    case NodeKind::kInsight: {
+      auto insight = s.GetInsight(ref->id);
+      if (!insight.ok()) return Fail("show", insight.status());
+      json j = InsightJson(*insight);
+      auto evidence = s.Evidence(ref->id);
+      if (evidence.ok()) {
+        for (const memory::EvidenceEdge& e : *evidence) {
+          j["evidence"].push_back({{"outcome", e.outcome_id},
+                                   {"relation", memory::EvidenceRelationName(e.relation)},
+                                   {"effect", e.effect}});
+        }
+      }
+      auto usage = s.Usage({*ref});
+      if (usage.ok()) {
+        j["usage"] = {{"shown", usage->front().shown},
+                      {"credited", usage->front().credited},
+                      {"credit", usage->front().credit}};
+      }
+      std::cout << j.dump(2) << "\n";
+      return 0;
+    }
+    case NodeKind::kTask: {
+      auto task = s.GetTask(ref->id);
+      if (!task.ok()) return Fail("show", task.status());
+      json j = {{"id", task->id},
+                {"key", task->key},
+                {"name", task->name},
+                {"op_family", task->op_family},
+                {"description", task->description},
+                {"size", task->size},
+                {"spec_hash", task->spec_hash},
+                {"attrs", ParsedOrText(task->attrs_json)}};
+      memory::BestQuery best;
+      best.task_id = task->id;
+      best.limit = 5;
+      if (auto views = s.BestAttempts(best); views.ok()) {
+        for (const AttemptView& v : *views) j["best"].push_back(AttemptJson(v));
+      }
+      if (auto similar = s.SimilarTasks(task->id, 5); similar.ok()) {
+        for (const memory::SimilarTask& t : *similar) {
+          j["similar"].push_back({{"task", t.task.id}, {"name", t.task.name}, {"score", t.score}});
+        }
+      }
+      std::cout << j.dump(2) << "\n";
+      return 0;
+    }
+    case NodeKind::kHardware: {
+      auto hw = s.GetHardware(ref->id);
+      if (!hw.ok()) return Fail("show", hw.status());
+      std::cout << json{{"id", hw->id},           {"key", hw->key},
+                        {"backend", hw->backend}, {"device", hw->device},
+                        {"arch", hw->arch},       {"attrs", ParsedOrText(hw->attrs_json)}}
+                       .dump(2)
+                << "\n";
+      return 0;
+    }
+    case NodeKind::kRun: {
+      auto run = s.GetRun(ref->id);
+      if (!run.ok()) return Fail("show", run.status());
+      json j = {{"id", run->id},
+                {"key", run->key},
+                {"task", run->task_id},
+                {"hardware", run->hardware_id},
+                {"label", run->label},
+                {"compiler", run->compiler},
+                {"config", ParsedOrText(run->config_json)},
+                {"started_at", run->started_at}};
+      if (auto attempts = s.RunAttempts(run->id); attempts.ok()) j["attempts"] = attempts->size();
+      std::cout << j.dump(2) << "\n";
+      return 0;
+    }
+  }
+  return 0;
+}
+
+int RunLineage(const MemoryArgs& args) {
+  auto ref = memory::ParseNodeRef(args.node);
+  if (!ref.ok()) return Fail("lineage", ref.status());
+  if (ref->kind != NodeKind::kAttempt) {
+    return Fail("lineage", Status::InvalidArgument("lineage is defined for attempts, not " +
+                                                   memory::FormatNodeRef(*ref)));
+  }
+  auto store = Open(args, false);
+  if (!store.ok()) return Fail("lineage", store.status());
+  auto lineage = (*store)->Lineage(ref->id);
+  if (!lineage.ok()) return Fail("lineage", lineage.status());
+  if (args.json) {
+    json j = json::array();
+    for (const AttemptView& v : *lineage) j.push_back(AttemptJson(v));
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  std::cout << fmt::format("{:>3}  {:<14} {:<14} {:>8}  {:<28} {}\n", "#", "attempt", "verdict",
+                           "speedup", "classes", "decision");
+  int depth = 0;
+  for (const AttemptView& v : *lineage) {
+    std::cout << fmt::format(
+        "{:>3}  {:<14} {:<14} {:>8}  {:<28} {}\n", depth++, fmt::format("attempt:{}", v.attempt.id),
+        Verdict(v.outcome), Speedup(v.outcome),
+        FirstLine(v.attempt.classes.empty() ? "-" : Join(v.attempt.classes, " "), 28),
+        FirstLine(v.attempt.decision));
+  }
+  return 0;
+}
+
+int RunSearch(const MemoryArgs& args) {
+  memory::SearchQuery query;
+  query.text = Join(args.words, " ");
+  query.match_all = !args.any;
+  query.op_family = args.family;
+  query.limit = args.limit;
+  if (!args.kind.empty()) {
+    for (memory::SearchKind k : {memory::SearchKind::kAttempt, memory::SearchKind::kInsight,
+                                 memory::SearchKind::kError, memory::SearchKind::kTask}) {
+      if (memory::SearchKindName(k) == args.kind) query.kinds = {k};
+    }
+  }
+  auto store = Open(args, false);
+  if (!store.ok()) return Fail("search", store.status());
+  auto hits = (*store)->Search(query);
+  if (!hits.ok()) return Fail("search", hits.status());
+  if (args.json) {
+    json j = json::array();
+    for (const memory::SearchHit& h : *hits) {
+      j.push_back({{"kind", memory::SearchKindName(h.kind)},
+                   {"node", memory::FormatNodeRef(h.node)},
+                   {"relevance", h.relevance},
+                   {"text", h.text}});
+    }
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  if (hits->empty()) {
+    std::cout << "no matches\n";
+    return 0;
+  }
+  for (const memory::SearchHit& h : *hits) {
+    std::cout << fmt::format("{:>8.2f}  {:<16} {}\n", h.relevance, memory::FormatNodeRef(h.node),
+                             FirstLine(h.text, 90));
+  }
+  return 0;
+}
+
+std::string RecordSummary(const memory::ExchangeReport& report) {
+  std::vector<std::string> parts;
+  for (const auto& [type, count] : report.records)
+    parts.push_back(fmt::format("{} {}", count, type));
+  return parts.empty() ? "nothing" : Join(parts);
+}
+
+int RunExport(const MemoryArgs& args) {
+  auto store = Open(args, false);
+  if (!store.ok()) return Fail("export", store.status());
+  memory::ExportFilter filter;
+  filter.op_family = args.family;
+  auto report = memory::ExportJsonlFile(**store, filter, args.file);
+  if (!report.ok()) return Fail("export", report.status());
+  std::cout << fmt::format("exported {} to {}\n", RecordSummary(*report), args.file);
+  return 0;
+}
+
+int RunImport(const MemoryArgs& args) {
+  auto store = Open(args, true);
+  if (!store.ok()) return Fail("import", store.status());
+  auto report = memory::ImportJsonlFile(**store, args.file);
+  if (!report.ok()) return Fail("import", report.status());
+  std::cout << fmt::format("imported {} from {}: {} new nodes, {} new edges\n",
+                           RecordSummary(*report), args.file, report->new_nodes, report->new_edges);
+  return 0;
+}
+
+}  // namespace
+
+void RegisterMemoryCommand(CLI::App& app, int* exit_code) {
+  CLI::App* mem = app.add_subcommand("memory", "Inspect the experience graph; share experience");
+  mem->require_subcommand(1);
+  auto args = std::make_shared<MemoryArgs>();
+  auto add_common = [&](CLI::App* sub) {
+    sub->add_option("--store", args->store,
+                    "Experience store (default: $KOPE_STORE, else "
+                    "$XDG_DATA_HOME/kope/experience.db or ~/.local/share/kope/experience.db)");
+    sub->add_flag("--json", args->json, "Print JSON");
+    return sub;
+  };
+  CLI::App* stats = add_common(mem->add_subcommand("stats", "Counts, sizes and schema version"));
+  stats->callback([args, exit_code] { *exit_code = RunStats(*args); });
+
+  CLI::App* show =
+      add_common(mem->add_subcommand("show", "One node: attempt:42, t3, insight:7, ..."));
+  show->add_option("node", args->node, "The node (KIND:ID; a bare number is an attempt)")
+      ->required();
+  show->add_flag("--source", args->source, "With an attempt, print its full source");
+  show->callback([args, exit_code] { *exit_code = RunShow(*args); });
+
+  CLI::App* lineage =
+      add_common(mem->add_subcommand("lineage", "Decisions and outcomes from the root to NODE"));
+  lineage->add_option("node", args->node, "The attempt")->required();
+  lineage->callback([args, exit_code] { *exit_code = RunLineage(*args); });
+
+  CLI::App* search = add_common(
+      mem->add_subcommand("search", "Full-text search of decisions, insights, errors and tasks"));
+  search->add_option("text", args->words, "Words to find")->required();
+  search->add_option("--kind", args->kind, "Only this kind")
+      ->check(CLI::IsMember({"attempt", "insight", "error", "task"}));
+  search->add_option("--family", args->family, "Only this op family");
+  search->add_flag("--any", args->any, "Match any word instead of every word");
+  search->add_option("--limit", args->limit, "At most this many hits")->check(CLI::Range(1, 10000));
+  search->callback([args, exit_code] { *exit_code = RunSearch(*args); });
+
+  CLI::App* exp = add_common(mem->add_subcommand("export", "Write the graph as JSON lines"));
+  exp->add_option("file", args->file, "The file to write")->required();
+  exp->add_option("--family", args->family, "Only this op family's subgraph");
+  exp->callback([args, exit_code] { *exit_code = RunExport(*args); });
+
+  CLI::App* imp = add_common(
+      mem->add_subcommand("import", "Merge a JSON-lines experience pack (all or nothing)"));
+  imp->add_option("file", args->file, "The pack to read")->required()->check(CLI::ExistingFile);
+  imp->callback([args, exit_code] { *exit_code = RunImport(*args); });
+}
+
+}  // namespace kope::cli
