@@ -7,6 +7,7 @@
 #include <set>
 
 #include "agent_test_support.h"
+#include "kope/agent/graph_nodes.h"
 #include "kope/agent/llm_proposer.h"
 #include "kope/agent/offline_proposer.h"
 #include "kope/agent/reflection.h"
@@ -44,7 +45,6 @@ TEST(EpisodeTest, OfflineProposerTunesTheSeedAndTheGraphRecordsEveryStep) {
   Task task = LoadTestTask("scale_small");
   auto proposer = CreateOfflineProposer();
   EpisodeOptions options = TestEpisodeOptions(8);
-  options.confirm = true;
   RecordingObserver observer;
   options.observer = &observer;
 
@@ -69,12 +69,11 @@ TEST(EpisodeTest, OfflineProposerTunesTheSeedAndTheGraphRecordsEveryStep) {
     }
     ids.insert(a.id);
   }
-  // The best kernel is confirmed and does at most two passes (each pass costs as much again).
+  // The best kernel does at most two passes (each pass costs about as much again).
   ASSERT_TRUE(report->best.has_value());
-  EXPECT_TRUE(report->best->confirmed);
   const std::string best = ConfigOf(report->best_source);
   EXPECT_TRUE(best == "kRepeat=1" || best == "kRepeat=2") << best;
-  EXPECT_GT(report->session_evaluations, 5);  // the confirmations
+  EXPECT_EQ(report->session_evaluations, 5);
 
   // Reflection: halving the passes was faster, so "larger kRepeat is faster" is contradicted.
   memory::InsightQuery query;
@@ -169,7 +168,7 @@ TEST(EpisodeTest, ScriptedLlmWithTheTunerThroughGoodAndBadReplies) {
   EXPECT_EQ(a[1].parent_id, a[0].id);
   EXPECT_EQ(a[1].verdict, "valid");
   EXPECT_EQ(a[2].verdict, "compile_error");
-  EXPECT_NE(a[2].message.find("compile"), std::string::npos) << a[2].message;
+  EXPECT_NE(a[2].message.find("undefined_name_in_this_kernel"), std::string::npos) << a[2].message;
   EXPECT_EQ(a[3].verdict, "incorrect");
   EXPECT_EQ(a[4].verdict, "valid");
   for (size_t i = 2; i < a.size(); ++i) {
@@ -183,10 +182,18 @@ TEST(EpisodeTest, ScriptedLlmWithTheTunerThroughGoodAndBadReplies) {
   EXPECT_GT(third->prompt_tokens, fourth->prompt_tokens);
   EXPECT_GT(third->completion_tokens, 0);
   EXPECT_GT(report->tokens(), 0);
-  // The best is the one-pass kernel, confirmed.
+  // The one-pass kernel, the best when screened, was re-timed with the confirming policy; it is
+  // the best unless that careful timing flagged it (a busy machine can trip the wall-clock check).
+  auto outcomes = store->Outcomes(a[0].id);
+  ASSERT_TRUE(outcomes.ok());
+  ASSERT_EQ(outcomes->size(), 2u);
+  EXPECT_EQ(TimingPolicyOf((*outcomes)[0]), "screen");
+  EXPECT_EQ(TimingPolicyOf((*outcomes)[1]), "confirm");
   ASSERT_TRUE(report->best.has_value());
-  EXPECT_EQ(report->best->id, a[0].id);
   EXPECT_TRUE(report->best->confirmed);
+  if (!a[0].flagged) {
+    EXPECT_EQ(report->best->id, a[0].id);
+  }
 
   // What the model saw: the reply format and the tunables paragraph; after an unusable reply,
   // that reply and the parser's reason.

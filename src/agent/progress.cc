@@ -152,7 +152,11 @@ std::string FormatAttemptLine(const AttemptSummary& a) {
   if (a.verdict == "valid" && a.speedup) {
     line += fmt::format(" | valid {:.2f}x", *a.speedup);
     if (a.roofline) line += fmt::format(" ({:.0f}% of roofline)", 100 * *a.roofline);
-    if (a.flagged) line += " FLAGGED";
+    if (a.flagged) {
+      std::string flags;
+      for (const std::string& f : a.flags) flags += (flags.empty() ? "" : ", ") + f;
+      line += " FLAGGED (" + flags + ")";
+    }
   } else {
     line += " | " + a.verdict;
     if (!a.message.empty()) line += ": " + Shorten(a.message, 70);
