@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 
+#include "kope/memory/text_similarity.h"
 #include "text.h"
 
 namespace kope::context::internal {
@@ -59,18 +60,27 @@ double AlternativeScore(const Candidate& c) {
 Status ScoreCandidates(memory::GraphStore& store, const State& state,
                        std::vector<Candidate>& candidates, const RankingWeights& weights) {
   // Text similarity to the state: BM25 over the candidates of each ranked section (insights,
-  // exemplars, failure rules and fixes), with that section's document frequencies.
+  // exemplars, failure rules and fixes), the section's candidates being the corpus, divided by
+  // the best score of the section.
+  std::string query;
+  for (const std::string& w : state.query_words) query += w + " ";
   for (Section section : {Section::kInsights, Section::kExemplars, Section::kFailureRules}) {
-    std::vector<std::vector<std::string>> documents;
+    std::vector<std::string> texts;
     std::vector<size_t> at;
     for (size_t i = 0; i < candidates.size(); ++i) {
-      if (candidates[i].section == section) {
-        documents.push_back(candidates[i].words);
-        at.push_back(i);
-      }
+      if (candidates[i].section != section) continue;
+      std::string text;
+      for (const std::string& w : candidates[i].words) text += w + " ";
+      texts.push_back(std::move(text));
+      at.push_back(i);
     }
-    std::vector<double> similarity = Bm25Similarity(state.query_words, documents);
-    for (size_t k = 0; k < at.size(); ++k) candidates[at[k]].text_similarity = similarity[k];
+    std::vector<std::string_view> documents(texts.begin(), texts.end());
+    std::vector<double> similarity = memory::LexicalBm25(documents, query);
+    double best = 0;
+    for (double s : similarity) best = std::max(best, s);
+    for (size_t k = 0; k < at.size(); ++k) {
+      candidates[at[k]].text_similarity = best > 0 ? similarity[k] / best : 0.0;
+    }
   }
 
   std::vector<memory::NodeRef> targets;

@@ -177,7 +177,10 @@ class Retriever {
       seen.insert(r.insight.id);
       out_.push_back(FromInsight(r.insight, r.scope_weight, r.evidence));
     }
-    if (state_.search_words.empty()) return Status::Ok();
+    // Only a truncated answer can miss insights in scope that the text search would find.
+    if (state_.search_words.empty() || static_cast<int>(ranked.size()) < q.limit) {
+      return Status::Ok();
+    }
     memory::SearchQuery search;
     for (size_t i = 0; i < state_.search_words.size() && i < kInsightSearchWords; ++i) {
       search.text += state_.search_words[i] + " ";

@@ -5,7 +5,6 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
-#include <map>
 
 namespace kope::context::internal {
 namespace {
@@ -96,44 +95,6 @@ double Jaccard(const std::vector<std::string>& a, const std::vector<std::string>
     }
   }
   return static_cast<double>(common) / static_cast<double>(a.size() + b.size() - common);
-}
-
-std::vector<double> Bm25Similarity(const std::vector<std::string>& query,
-                                   const std::vector<std::vector<std::string>>& documents) {
-  constexpr double kK1 = 1.2;
-  constexpr double kB = 0.75;
-  std::vector<double> scores(documents.size(), 0.0);
-  if (documents.empty() || query.empty()) return scores;
-  double total_length = 0;
-  std::map<std::string_view, int> frequency;
-  for (const auto& doc : documents) {
-    total_length += static_cast<double>(doc.size());
-    for (const std::string& w : doc) {
-      if (std::binary_search(query.begin(), query.end(), w)) ++frequency[w];
-    }
-  }
-  const double n = static_cast<double>(documents.size());
-  const double average = std::max(1.0, total_length / n);
-  double best = 0;
-  for (size_t d = 0; d < documents.size(); ++d) {
-    const auto& doc = documents[d];
-    // Words are unique in a document: the term frequency is 1.
-    const double norm = kK1 * (1 - kB + kB * static_cast<double>(doc.size()) / average);
-    double score = 0;
-    for (const std::string& w : doc) {
-      auto it = frequency.find(w);
-      if (it == frequency.end()) continue;
-      const double df = it->second;
-      const double idf = std::log(1.0 + (n - df + 0.5) / (df + 0.5));
-      score += idf * (kK1 + 1) / (1 + norm);
-    }
-    scores[d] = score;
-    best = std::max(best, score);
-  }
-  if (best > 0) {
-    for (double& s : scores) s /= best;
-  }
-  return scores;
 }
 
 std::string OneLine(std::string_view text, size_t max_chars) {

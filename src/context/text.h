@@ -20,12 +20,6 @@ std::vector<std::string> UnionWords(const std::vector<std::string>& a,
 // |a ∩ b| / |a ∪ b| of two sorted unique word lists; 0 when both are empty.
 double Jaccard(const std::vector<std::string>& a, const std::vector<std::string>& b);
 
-// BM25 relevance of each document (sorted unique words) to the query words, with the inverse
-// document frequencies of this small corpus, divided by the best score: values in [0, 1], all 0
-// when nothing matches.
-std::vector<double> Bm25Similarity(const std::vector<std::string>& query,
-                                   const std::vector<std::vector<std::string>>& documents);
-
 // The text on one line (whitespace runs collapsed), at most `max_chars` bytes, cut at a word
 // boundary with "..." when longer; never splits a UTF-8 sequence.
 std::string OneLine(std::string_view text, size_t max_chars);

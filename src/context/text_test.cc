@@ -18,19 +18,6 @@ TEST(Jaccard, OfWordSets) {
   EXPECT_DOUBLE_EQ(Jaccard({}, {}), 0.0);
 }
 
-TEST(Bm25Similarity, RanksMatchingDocumentsAndNormalizes) {
-  std::vector<std::vector<std::string>> docs = {Words("online softmax with warp shuffle"),
-                                                Words("tile shared memory"), Words("softmax rows"),
-                                                Words("nothing relevant here")};
-  std::vector<double> s = Bm25Similarity(Words("softmax warp shuffle"), docs);
-  EXPECT_DOUBLE_EQ(s[0], 1.0);
-  EXPECT_GT(s[2], 0.0);
-  EXPECT_LT(s[2], s[0]);
-  EXPECT_DOUBLE_EQ(s[1], 0.0);
-  EXPECT_DOUBLE_EQ(s[3], 0.0);
-  EXPECT_EQ(Bm25Similarity({}, docs), std::vector<double>(4, 0.0));
-}
-
 TEST(OneLine, CollapsesAndCutsAtAWord) {
   EXPECT_EQ(OneLine("  a\n  b\tc ", 100), "a b c");
   EXPECT_EQ(OneLine("alpha beta gamma delta", 14), "alpha beta...");
