@@ -1,9 +1,15 @@
 // Row-wise softmax, a seed for kope's tuner (docs/WORKFLOW.md): three passes per row (max,
 // exp and sum, scale); kExpMode 0 calls std::exp, 1 a polynomial exp the compiler vectorizes;
 // rows are shared among kThreads OpenMP threads.
+
+// The clamps in PolyExp are selects only if floating-point compares may be assumed not to trap;
+// without this GCC keeps them as branches and the loops calling PolyExp stay scalar. It must
+// come before the includes, so that the inline functions from the headers agree with it.
+#pragma GCC optimize("no-trapping-math")
+
+#include <bit>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 
 #include "kope/kernel.h"
 
@@ -23,12 +29,16 @@ bool IsContiguousF32(const kope_tensor& t) {
   return true;
 }
 
-// exp(x) for f32 (Cephes' range reduction and degree-6 polynomial), branch-free; x <= 0 here.
-#pragma omp declare simd
+// exp(x) for f32 (Cephes' range reduction and degree-6 polynomial), branch-free so that a loop
+// calling it vectorizes; saturates to 0 below -87.3 and to infinity above 88.7.
 inline float PolyExp(float x) {
-  x = std::fmin(std::fmax(x, -87.3f), 88.7f);
-  const float n = std::floor(x * 1.44269504088896341f + 0.5f);
-  const float r = x - n * 0.693359375f + n * 2.12194440e-4f;
+  x = x < -87.3f ? -87.3f : x;
+  x = x > 88.7f ? 88.7f : x;
+  const float t = x * 1.44269504088896341f + 0.5f;
+  const int32_t ti = static_cast<int32_t>(t);
+  const int32_t n = ti - (static_cast<float>(ti) > t ? 1 : 0);  // floor(t)
+  const float nf = static_cast<float>(n);
+  const float r = x - nf * 0.693359375f + nf * 2.12194440e-4f;
   float p = 1.9875691500e-4f;
   p = p * r + 1.3981999507e-3f;
   p = p * r + 8.3334519073e-3f;
@@ -36,10 +46,7 @@ inline float PolyExp(float x) {
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
   p = p * r * r + r + 1.0f;
-  const int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
-  float scale;
-  std::memcpy(&scale, &bits, sizeof(scale));
-  return p * scale;
+  return p * std::bit_cast<float>((n + 127) << 23);
 }
 
 void SoftmaxRow(const float* x, float* y, int64_t cols) {
