@@ -9,7 +9,11 @@
 namespace kope::cli {
 
 void RegisterEvalCommand(CLI::App& app, int* exit_code);
+void RegisterMemoryCommand(CLI::App& app, int* exit_code);
 void RegisterLlmCommand(CLI::App& app, int* exit_code);
+void RegisterOptimizeCommand(CLI::App& app, int* exit_code);
+void RegisterBenchCommand(CLI::App& app, int* exit_code);
+void RegisterContextCommand(CLI::App& app, int* exit_code);
 
 }  // namespace kope::cli
 

@@ -14,6 +14,9 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   kope::cli::RegisterEvalCommand(app, &exit_code);
   kope::cli::RegisterLlmCommand(app, &exit_code);
+  kope::cli::RegisterMemoryCommand(app, &exit_code);
+  kope::cli::RegisterOptimizeCommand(app, &exit_code);
+  kope::cli::RegisterBenchCommand(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
