@@ -17,7 +17,7 @@ using memory::NodeKind;
 
 // How many of each the store is asked for.
 constexpr int kMaxLineage = 64;
-constexpr int kInsightLimit = 60;
+constexpr int kInsightLimit = 40;
 constexpr int kInsightSearchLimit = 10;
 constexpr int kInsightSearchWindow = 100;
 constexpr size_t kInsightSearchWords = 12;
