@@ -6,8 +6,11 @@
 #include <sstream>
 
 #include "commands.h"
+#include "kope/agent/graph_nodes.h"
 #include "kope/backend/cpu/cpu_backend.h"
 #include "kope/eval/evaluator.h"
+#include "kope/memory/record.h"
+#include "kope/memory/store_location.h"
 #ifdef KOPE_HAVE_CUDA
 #include "kope/backend/cuda/cuda_backend.h"
 #endif
@@ -22,6 +25,9 @@ struct EvalArgs {
   bool confirm = false;
   bool no_bubblewrap = false;
   bool quiet = false;
+  bool record = false;
+  std::string store;
+  std::string decision;
   int trials = 5;
   double timeout = 10;
   std::string backend = "auto";
@@ -35,8 +41,8 @@ Result<std::unique_ptr<Backend>> MakeBackend(const EvalArgs& args, const Task& t
   const bool cuda_task = task.baselines.count("cuda") > 0 || task.references.count("cuda") > 0;
   const bool cu_file = std::filesystem::path(args.candidate).extension() == ".cu";
 #ifdef KOPE_HAVE_CUDA
-  if (args.backend == "cuda" || (args.backend == "auto" && cu_file && cuda_task &&
-                                 CudaDevicePresent())) {
+  if (args.backend == "cuda" ||
+      (args.backend == "auto" && cu_file && cuda_task && CudaDevicePresent())) {
     return CreateCudaBackend();
   }
 #else
@@ -45,6 +51,27 @@ Result<std::unique_ptr<Backend>> MakeBackend(const EvalArgs& args, const Task& t
   }
 #endif
   return CreateCpuBackend();
+}
+
+// Puts the verdict into the experience graph: task, hardware, a run labelled
+// "eval", the candidate as a root attempt by a human, and its outcome.
+Status RecordOutcome(memory::GraphStore& store, const std::string& location, const EvalArgs& args,
+                     const Task& task, std::string_view language, const std::string& source,
+                     const Outcome& outcome) {
+  memory::EvaluationRecord record;
+  KOPE_ASSIGN_OR_RETURN(record.task, agent::TaskNodeFor(task, language));
+  record.hardware = agent::HardwareNodeFor(outcome.hardware);
+  record.run.label = "eval";
+  record.run.compiler = outcome.hardware.compiler;
+  record.attempt.decision =
+      args.decision.empty() ? "evaluated by hand: " + outcome.candidate_name : args.decision;
+  record.attempt.proposer = "human";
+  record.source = source;
+  record.outcome = agent::OutcomeNodeFor(outcome);
+  KOPE_ASSIGN_OR_RETURN(memory::RecordedIds ids, memory::RecordEvaluation(store, record));
+  std::cerr << "recorded as attempt:" << ids.attempt << " (outcome:" << ids.outcome << ") in "
+            << location << "\n";
+  return Status::Ok();
 }
 
 int RunEval(const EvalArgs& args) {
@@ -60,6 +87,23 @@ int RunEval(const EvalArgs& args) {
   }
   std::ostringstream source;
   source << in.rdbuf();
+
+  // The store is opened before any work, so that a bad location fails at once.
+  std::string location;
+  std::unique_ptr<memory::GraphStore> store;
+  if (args.record) {
+    Result<std::string> resolved = memory::ResolveStoreLocation(args.store);
+    Result<std::unique_ptr<memory::GraphStore>> opened =
+        resolved.ok() ? memory::OpenStore(*resolved)
+                      : Result<std::unique_ptr<memory::GraphStore>>(resolved.status());
+    if (!opened.ok()) {
+      std::cerr << "kope eval: cannot open the experience store: " << opened.status().message()
+                << "\n";
+      return 2;
+    }
+    location = *resolved;
+    store = std::move(opened).value();
+  }
 
   Result<std::unique_ptr<Backend>> backend = MakeBackend(args, *task);
   if (!backend.ok()) {
@@ -97,6 +141,14 @@ int RunEval(const EvalArgs& args) {
   } else {
     std::cout << FormatOutcome(*outcome);
   }
+  if (store) {
+    Status recorded = RecordOutcome(*store, location, args, *task, (*backend)->language(),
+                                    source.str(), *outcome);
+    if (!recorded.ok()) {
+      std::cerr << "kope eval: recording the outcome failed: " << recorded.message() << "\n";
+      return 1;
+    }
+  }
   return outcome->valid() ? 0 : 1;
 }
 
@@ -118,6 +170,13 @@ void RegisterEvalCommand(CLI::App& app, int* exit_code) {
   cmd->add_flag("--no-bwrap", args->no_bubblewrap,
                 "Do not use bubblewrap (weaker sandbox: rlimits, seccomp, process group)");
   cmd->add_flag("-q,--quiet", args->quiet, "No progress display");
+  cmd->add_flag("--record", args->record,
+                "Record the verdict in the experience graph (task, hardware, attempt, outcome)");
+  cmd->add_option(
+      "--store", args->store,
+      "Experience store (default: $KOPE_STORE, else ~/.local/share/kope/experience.db)");
+  cmd->add_option("--decision", args->decision,
+                  "With --record: what the candidate changes, in words");
   cmd->add_option("--backend", args->backend,
                   "cpu, cuda, or auto (CUDA for a .cu candidate when the task has a CUDA baseline "
                   "and a GPU is present)")
