@@ -1,4 +1,4 @@
-// Text helpers of the context builder: words for similarity, shortening, code excerpts.
+// Text functions of the context builder: words for similarity, shortening, code excerpts.
 // Pure functions, thread-safe.
 #ifndef KOPE_SRC_CONTEXT_TEXT_H_
 #define KOPE_SRC_CONTEXT_TEXT_H_

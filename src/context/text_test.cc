@@ -34,7 +34,7 @@ TEST(FirstSentence, StopsAtTheFirstStop) {
 TEST(ExcerptCode, DropsIncludesAndKeepsTheKernel) {
   std::string source =
       "// A kernel.\n// By someone.\n#include <cmath>\n#include \"kope/kernel.h\"\n\n";
-  for (int i = 0; i < 30; ++i) source += "static int helper" + std::to_string(i) + " = 0;\n";
+  for (int i = 0; i < 30; ++i) source += "static int table" + std::to_string(i) + " = 0;\n";
   source += "__global__ void k(float* x) {\n  x[0] = 1;\n}\n";
   const std::string excerpt = ExcerptCode(source, 10);
   EXPECT_EQ(excerpt.find("#include"), std::string::npos);

@@ -84,14 +84,14 @@ TEST(TokenCalibration, RecordsLoadsAndFindsByPrefix) {
     TokenCalibration cal(path);
     KOPE_ASSERT_OK(cal.Load());  // a missing file is empty
     for (int i = 0; i < 10; ++i) KOPE_ASSERT_OK(cal.Record("gpt-4o", 1000, 800));
-    KOPE_ASSERT_OK(cal.Record("claude", 1000, 1200));
-    KOPE_ASSERT_OK(cal.Record("claude", 10, 5));  // too small to count: ignored
+    KOPE_ASSERT_OK(cal.Record("model-b", 1000, 1200));
+    KOPE_ASSERT_OK(cal.Record("model-b", 10, 5));  // too small to count: ignored
   }
   TokenCalibration again(path);
   KOPE_ASSERT_OK(again.Load());
   EXPECT_EQ(again.CounterFor("gpt-4o").samples, 10);
   EXPECT_NEAR(again.CounterFor("gpt-4o-2024-08-06").ratio, 0.8, 1e-9);  // by prefix
-  EXPECT_EQ(again.CounterFor("claude").samples, 1);
+  EXPECT_EQ(again.CounterFor("model-b").samples, 1);
   EXPECT_EQ(again.CounterFor("unknown").samples, 0);
   EXPECT_EQ(again.Counters().size(), 2u);
   EXPECT_FALSE(again.Record("", 100, 100).ok());
