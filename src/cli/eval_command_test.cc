@@ -99,5 +99,25 @@ TEST_F(EvalCommand, CompileErrorShowsTheLine) {
   EXPECT_NE(r.output.find("broken.cc:3"), std::string::npos) << r.output;
 }
 
+TEST_F(EvalCommand, RecordPutsTheVerdictIntoTheStore) {
+  fs::path store = dir_ / "experience.db";
+  ProcessResult r = Kope({"eval", "-q", "--record", "--store", store.string(), Example("gelu"),
+                          Example("gelu") + "/optimized.cc"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("recorded as attempt:1"), std::string::npos) << r.output;
+  ProcessResult stats = Kope({"memory", "stats", "--store", store.string()});
+  EXPECT_EQ(stats.exit_code, 0) << stats.output;
+  EXPECT_NE(stats.output.find("attempts 1"), std::string::npos) << stats.output;
+  EXPECT_NE(stats.output.find("outcomes 1"), std::string::npos) << stats.output;
+}
+
+TEST_F(EvalCommand, RecordToAnUnwritableStoreFailsBeforeAnyWork) {
+  ProcessResult r = Kope({"eval", "-q", "--record", "--store", "/proc/kope-no-such/x.db",
+                          Example("gelu"), Example("gelu") + "/optimized.cc"});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("experience store"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("valid"), std::string::npos) << "evaluated before failing: " << r.output;
+}
+
 }  // namespace
 }  // namespace kope
