@@ -20,8 +20,7 @@ using internal::RunConfig;
 using memory::NodeId;
 
 double Now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 // Fills the report's run-wide fields from the state.
@@ -111,9 +110,9 @@ class Episode {
     if (run_id != 0) {
       KOPE_ASSIGN_OR_RETURN(memory::RunNode run, store_.GetRun(run_id));
       if (run.task_id != task_node_.id || run.hardware_id != hardware_node_.id) {
-        return Status::InvalidArgument(fmt::format(
-            "run r{} is not a run of task {} (as it is now) on this {}", run_id, task_.name,
-            hardware_.backend));
+        return Status::InvalidArgument(
+            fmt::format("run r{} is not a run of task {} (as it is now) on this {}", run_id,
+                        task_.name, hardware_.backend));
       }
       config = internal::ParseRunConfig(run.config_json);
       report_.resumed = true;
@@ -242,9 +241,9 @@ class Episode {
         break;
     }
     Candidate& c = result.candidate;
-    KOPE_ASSIGN_OR_RETURN(std::vector<memory::AttemptView> existing,
-                          store_.AttemptsWithSource(task_node_.id, hardware_node_.id,
-                                                    ContentHash(c.source)));
+    KOPE_ASSIGN_OR_RETURN(
+        std::vector<memory::AttemptView> existing,
+        store_.AttemptsWithSource(task_node_.id, hardware_node_.id, ContentHash(c.source)));
     if (!existing.empty()) {
       report_.reused++;
       for (const memory::AttemptView& view : existing) {
@@ -302,8 +301,7 @@ class Episode {
     }
     Evaluator evaluator(backend_, eval);
     const double t0 = Now();
-    const std::string name =
-        fmt::format("attempt_{}.{}", id, language_ == "cuda" ? "cu" : "cc");
+    const std::string name = fmt::format("attempt_{}.{}", id, language_ == "cuda" ? "cu" : "cc");
     Result<Outcome> outcome = evaluator.Evaluate(task_, source, name);
     eval_seconds_ += Now() - t0;
     report_.session_evaluations++;
@@ -314,7 +312,8 @@ class Episode {
     recorded.error_signature = memory::NormalizeError(recorded.error_message);
     std::optional<memory::AttemptView> parent;
     if (const NodeState* p = state_->Node(node.attempt.parent_id); p != nullptr && p->latest()) {
-      parent = memory::AttemptView{p->attempt, *p->latest()};
+      // The parent's screening outcome: the child's is one too, so their ratio is fair.
+      parent = memory::AttemptView{p->attempt, p->outcomes.front()};
     }
     KOPE_RETURN_IF_ERROR(store_.Write([&](memory::GraphWriter& w) -> Status {
       KOPE_ASSIGN_OR_RETURN(recorded.id, w.PutOutcome(recorded));

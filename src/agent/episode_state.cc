@@ -25,8 +25,9 @@ std::string RunConfigJson(const RunConfig& c, const std::string& extra_json) {
   j["proposer"] = c.proposer;
   if (!c.model.empty()) j["model"] = c.model;
   j["label"] = c.label;
-  j["budgets"] = {
-      {"attempts", c.budgets.attempts}, {"tokens", c.budgets.tokens}, {"seconds", c.budgets.seconds}};
+  j["budgets"] = {{"attempts", c.budgets.attempts},
+                  {"tokens", c.budgets.tokens},
+                  {"seconds", c.budgets.seconds}};
   j["stop"] = {{"speed_of_light", c.stop.speed_of_light},
                {"patience", c.stop.patience},
                {"min_improvement", c.stop.min_improvement},
@@ -67,6 +68,12 @@ bool NodeState::confirmed() const {
 
 double NodeState::speedup() const { return valid() ? *latest()->speedup : 0; }
 
+double NodeState::screened_speedup() const {
+  if (!valid()) return 0;
+  const memory::OutcomeNode& first = outcomes.front();
+  return ValidOutcome(first) ? *first.speedup : speedup();
+}
+
 Status EpisodeState::Load(memory::GraphStore& store, NodeId task_id, NodeId hardware_id,
                           int prior_nodes) {
   KOPE_ASSIGN_OR_RETURN(std::vector<memory::AttemptView> views, store.RunAttempts(run_id_));
@@ -93,7 +100,7 @@ Status EpisodeState::Load(memory::GraphStore& store, NodeId task_id, NodeId hard
       for (const memory::AttemptView& child : children) {
         node.expansions++;
         if (child.outcome && ValidOutcome(*child.outcome)) {
-          node.gain_sum += ChildGain(node.speedup(), *child.outcome->speedup);
+          node.gain_sum += ChildGain(node.screened_speedup(), *child.outcome->speedup);
         }
       }
       ++added;
@@ -120,14 +127,14 @@ void EpisodeState::AddOutcome(const memory::OutcomeNode& outcome) {
   NodeState& node = it->second;
   const bool first = node.outcomes.empty();
   const NodeState* best_before = first ? Best() : nullptr;
-  const double best_speedup = best_before != nullptr ? best_before->speedup() : 0;
+  const double best_speedup = best_before != nullptr ? best_before->screened_speedup() : 0;
   node.outcomes.push_back(outcome);
   if (!first || !node.in_run) return;
   const double s = ValidOutcome(outcome) ? *outcome.speedup : 0;
   if (node.attempt.parent_id == 0) {
     fresh_gain_sum_ += s <= 0 ? 0 : (best_speedup > 0 ? std::min(1.0, s / best_speedup) : 1.0);
   } else if (auto p = nodes_.find(node.attempt.parent_id); p != nodes_.end()) {
-    p->second.gain_sum += ChildGain(p->second.speedup(), s);
+    p->second.gain_sum += ChildGain(p->second.screened_speedup(), s);
   }
 }
 
@@ -170,12 +177,17 @@ const NodeState* EpisodeState::Best() const {
 const NodeState* EpisodeState::PendingConfirmation() const {
   if (!config_.confirm) return nullptr;
   const NodeState* best = Best();
-  const double bar = best != nullptr ? best->speedup() * (1 + config_.stop.min_improvement) : 0;
+  // Screened speedups are compared with screened ones: the confirming policy measures longer
+  // and does not give the same figure.
+  const double bar =
+      best != nullptr ? best->screened_speedup() * (1 + config_.stop.min_improvement) : 0;
   const NodeState* pending = nullptr;
   for (const auto& [id, node] : nodes_) {
     if (!node.in_run || !node.valid() || node.confirmed() || node.latest()->flagged) continue;
-    if (node.speedup() <= bar) continue;
-    if (pending == nullptr || node.speedup() > pending->speedup()) pending = &node;
+    if (node.screened_speedup() <= bar) continue;
+    if (pending == nullptr || node.screened_speedup() > pending->screened_speedup()) {
+      pending = &node;
+    }
   }
   return pending;
 }
@@ -190,7 +202,7 @@ bool EpisodeState::Improved(NodeId id) const {
   if (node == nullptr || !node->valid()) return false;
   const NodeState* parent = Node(node->attempt.parent_id);
   if (node->attempt.parent_id == 0 || parent == nullptr) return true;
-  return node->speedup() > parent->speedup() * (1 + config_.stop.min_improvement);
+  return node->screened_speedup() > parent->screened_speedup() * (1 + config_.stop.min_improvement);
 }
 
 SelectionInput EpisodeState::Arms(bool fresh_available, double exploration) const {
@@ -203,7 +215,7 @@ SelectionInput EpisodeState::Arms(bool fresh_available, double exploration) cons
     if (!node.valid() || node.latest()->flagged) continue;
     NodeArm arm;
     arm.id = id;
-    arm.speedup = node.speedup();
+    arm.speedup = node.screened_speedup();
     arm.expansions = node.expansions;
     arm.gain_sum = node.gain_sum;
     arm.exhausted = node.exhausted;

@@ -31,18 +31,21 @@ RunConfig ParseRunConfig(const std::string& json_text);
 struct NodeState {
   memory::AttemptNode attempt;
   std::vector<memory::OutcomeNode> outcomes;  // by id
-  bool in_run = false;      // an attempt of this run (else an earlier run's, offered as a node)
-  int expansions = 0;       // children proposed from it
-  double gain_sum = 0;      // their gains (node_selection.h)
-  bool exhausted = false;   // the proposer has nothing new from it
+  bool in_run = false;     // an attempt of this run (else an earlier run's, offered as a node)
+  int expansions = 0;      // children proposed from it
+  double gain_sum = 0;     // their gains (node_selection.h)
+  bool exhausted = false;  // the proposer has nothing new from it
 
   const memory::OutcomeNode* latest() const {
     return outcomes.empty() ? nullptr : &outcomes.back();
   }
   bool evaluated() const { return !outcomes.empty(); }
-  bool valid() const;          // latest outcome valid with a speedup
-  bool confirmed() const;      // latest outcome timed with the confirming policy
-  double speedup() const;      // of the latest valid outcome, else 0
+  bool valid() const;      // latest outcome valid with a speedup
+  bool confirmed() const;  // latest outcome timed with the confirming policy
+  double speedup() const;  // of the latest valid outcome, else 0
+  // Of the first (screening) outcome while the latest is valid, else 0: what the search compares,
+  // so that nodes measured with one policy are ranked against each other.
+  double screened_speedup() const;
 };
 
 class EpisodeState {
@@ -63,10 +66,11 @@ class EpisodeState {
 
   // The run's first attempt without an outcome, if any.
   const NodeState* Unevaluated() const;
-  // The run's best screened-only candidate that beats the best by `min_improvement`.
+  // The run's best screened-only candidate whose screened speedup beats the best's screened
+  // speedup by `min_improvement`.
   const NodeState* PendingConfirmation() const;
-  // The best node: valid, unflagged and (when the run confirms) confirmed; highest speedup,
-  // lowest id on ties.
+  // The best node: valid, unflagged and (when the run confirms) confirmed; highest (confirmed)
+  // speedup, lowest id on ties.
   const NodeState* Best() const;
 
   const NodeState* Node(memory::NodeId id) const;

@@ -120,17 +120,17 @@ std::string Kernel(const std::string& prelude, const std::string& loop) {
 }
 
 TEST(EpisodeTest, ScriptedLlmWithTheTunerThroughGoodAndBadReplies) {
-  const std::string good = Kernel(
-      "constexpr int kPasses = 1;  // kope:tune 1 2\n",
-      "  for (int r = 0; r < kPasses; ++r) {\n"
-      "    for (int64_t i = 0; i < n; ++i) out[i] = 2.0f * in[i];\n"
-      "    asm volatile(\"\" : : : \"memory\");\n  }\n");
+  const std::string good = Kernel("constexpr int kPasses = 1;  // kope:tune 1 2\n",
+                                  "  for (int r = 0; r < kPasses; ++r) {\n"
+                                  "    for (int64_t i = 0; i < n; ++i) out[i] = 2.0f * in[i];\n"
+                                  "    asm volatile(\"\" : : : \"memory\");\n  }\n");
   const std::string broken = Kernel("", "  return undefined_name_in_this_kernel;\n");
-  const std::string wrong = Kernel("", "  for (int64_t i = 0; i < n; ++i) out[i] = 3.0f * in[i];\n");
-  const std::string slow = Kernel(
-      "", "  for (int r = 0; r < 8; ++r) {\n"
-          "    for (int64_t i = 0; i < n; ++i) out[i] = 2.0f * in[i];\n"
-          "    asm volatile(\"\" : : : \"memory\");\n  }\n");
+  const std::string wrong =
+      Kernel("", "  for (int64_t i = 0; i < n; ++i) out[i] = 3.0f * in[i];\n");
+  const std::string slow = Kernel("",
+                                  "  for (int r = 0; r < 8; ++r) {\n"
+                                  "    for (int64_t i = 0; i < n; ++i) out[i] = 2.0f * in[i];\n"
+                                  "    asm volatile(\"\" : : : \"memory\");\n  }\n");
   std::vector<llm::ScriptedReply> replies = {
       Reply("one pass over the data; the tuner may try more passes", good),  // a1
       std::string("I would vectorize this loop."),                           // unparseable

@@ -84,12 +84,10 @@ memory::HardwareNode HardwareNodeFor(const HardwareInfo& hw) {
   node.backend = hw.backend;
   node.device = hw.device;
   node.arch = hw.architecture;
-  json attrs = {{"cores", hw.cores},
-                {"bandwidth_bytes_per_s", hw.bandwidth_bytes_per_s},
-                {"peak_flops", hw.peak_flops},
-                {"last_level_cache_bytes", hw.last_level_cache_bytes},
-                {"compiler", hw.compiler},
-                {"measured_at", hw.measured_at}};
+  json attrs = {
+      {"cores", hw.cores},           {"bandwidth_bytes_per_s", hw.bandwidth_bytes_per_s},
+      {"peak_flops", hw.peak_flops}, {"last_level_cache_bytes", hw.last_level_cache_bytes},
+      {"compiler", hw.compiler},     {"measured_at", hw.measured_at}};
   if (hw.memory_bytes > 0) attrs["memory_bytes"] = hw.memory_bytes;
   if (!hw.driver.empty()) attrs["driver"] = hw.driver;
   node.attrs_json = attrs.dump();

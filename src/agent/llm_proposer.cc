@@ -19,8 +19,7 @@ constexpr std::string_view kTunables =
     "Every listed value must give a correct kernel.";
 
 double Now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 class LlmProposer : public Proposer {

@@ -18,9 +18,7 @@ Selection SelectNode(const SelectionInput& input) {
     total += arm.expansions;
   }
   const double log_total = std::log(1.0 + total);
-  auto bonus = [&](int pulls) {
-    return input.exploration * std::sqrt(log_total / (1.0 + pulls));
-  };
+  auto bonus = [&](int pulls) { return input.exploration * std::sqrt(log_total / (1.0 + pulls)); };
 
   Selection chosen;
   const NodeArm* chosen_arm = nullptr;

@@ -61,8 +61,9 @@ class OfflineProposer : public Proposer {
       KOPE_ASSIGN_OR_RETURN(std::optional<Candidate> start, NextFreshStart(request));
       if (!start) {
         result.kind = ProposeResult::Kind::kExhausted;
-        result.reason = "no seed kernel (an annotated file in the task folder) or recorded kernel "
-                        "of the family is left to start from";
+        result.reason =
+            "no seed kernel (an annotated file in the task folder) or recorded kernel "
+            "of the family is left to start from";
         return result;
       }
       result.kind = ProposeResult::Kind::kCandidate;
@@ -158,8 +159,7 @@ class OfflineProposer : public Proposer {
         seen.erase(view.attempt.source_hash);
         continue;
       }
-      KOPE_ASSIGN_OR_RETURN(std::string source,
-                            request.store->GetSource(view.attempt.source_hash));
+      KOPE_ASSIGN_OR_RETURN(std::string source, request.store->GetSource(view.attempt.source_hash));
       KOPE_ASSIGN_OR_RETURN(bool tried, SourceTried(request, source));
       if (tried) continue;
       Candidate c;
@@ -181,9 +181,9 @@ class OfflineProposer : public Proposer {
 }  // namespace
 
 Result<bool> SourceTried(const ProposalRequest& request, std::string_view source) {
-  KOPE_ASSIGN_OR_RETURN(std::vector<memory::AttemptView> found,
-                        request.store->AttemptsWithSource(request.task_id, request.hardware_id,
-                                                          ContentHash(source)));
+  KOPE_ASSIGN_OR_RETURN(
+      std::vector<memory::AttemptView> found,
+      request.store->AttemptsWithSource(request.task_id, request.hardware_id, ContentHash(source)));
   return !found.empty();
 }
 
@@ -220,8 +220,8 @@ std::vector<TuningMove> OrderMoves(const std::vector<Tunable>& tunables,
     for (const memory::RankedInsight& r : insights) {
       std::optional<std::string> name = TunableOfInsight(r.insight.text);
       if (!name || *name != m.name) continue;
-      const double p = (r.insight.support + 1.0) /
-                       (r.insight.support + r.insight.contradiction + 2.0);
+      const double p =
+          (r.insight.support + 1.0) / (r.insight.support + r.insight.contradiction + 2.0);
       score[i] += 2 * (m.numeric_direction > 0 ? p - 0.5 : 0.5 - p);
     }
   }

@@ -38,11 +38,11 @@ class ProgressDisplay : public EpisodeObserver {
       : out_(out), options_(std::move(options)) {}
 
   void OnStart(const EpisodeReport& state) override {
-    Print(fmt::format("{} run r{} of {} ({}) on {} {}{}, proposer {}", state.resumed ? "resuming" : "starting",
-                      state.run_id, state.task, state.family, state.backend, state.device,
-                      state.resumed ? fmt::format(" ({} attempts recorded)", state.attempts.size())
-                                    : "",
-                      state.proposer));
+    Print(fmt::format(
+        "{} run r{} of {} ({}) on {} {}{}, proposer {}", state.resumed ? "resuming" : "starting",
+        state.run_id, state.task, state.family, state.backend, state.device,
+        state.resumed ? fmt::format(" ({} attempts recorded)", state.attempts.size()) : "",
+        state.proposer));
   }
 
   void OnActivity(std::string_view line) override {
@@ -98,9 +98,9 @@ class ProgressDisplay : public EpisodeObserver {
   }
 
   std::string StatusLine() const {
-    std::string s = fmt::format("{}attempt {}/{} · best {} · {} tokens · ", options_.prefix, used_,
-                                budget_, best_ ? fmt::format("{:.2f}x", *best_) : "-",
-                                Tokens(tokens_));
+    std::string s =
+        fmt::format("{}attempt {}/{} · best {} · {} tokens · ", options_.prefix, used_, budget_,
+                    best_ ? fmt::format("{:.2f}x", *best_) : "-", Tokens(tokens_));
     s += left_ >= 0 ? Duration(left_) + " left" : Duration(elapsed_) + " elapsed";
     if (!activity_.empty()) s += " · " + activity_;
     return Shorten(s, 150);
@@ -140,8 +140,7 @@ json AttemptJson(const AttemptSummary& a) {
 
 }  // namespace
 
-std::unique_ptr<EpisodeObserver> CreateProgressDisplay(std::ostream& out,
-                                                       ProgressOptions options) {
+std::unique_ptr<EpisodeObserver> CreateProgressDisplay(std::ostream& out, ProgressOptions options) {
   return std::make_unique<ProgressDisplay>(out, std::move(options));
 }
 
@@ -168,11 +167,12 @@ std::string FormatEpisodeSummary(const EpisodeReport& r, int max_rows) {
   std::string s = fmt::format("{} ({}) on {} {} | run r{} | proposer {} | stopped: {}\n", r.task,
                               r.family, r.backend, r.device, r.run_id, r.proposer, r.stop_reason);
   if (!r.error.empty()) s += "error: " + r.error + "\n";
-  s += fmt::format("{} attempts ({} valid), {} evaluated in this session, {} failed proposals; "
-                   "{} tokens{}; {} ({} evaluating)\n",
-                   r.attempts.size(), r.valid_attempts, r.session_evaluations, r.failed_proposals,
-                   Tokens(r.tokens()), r.cost_usd > 0 ? fmt::format(", ${:.4f}", r.cost_usd) : "",
-                   Duration(r.wall_seconds), Duration(r.eval_seconds));
+  s += fmt::format(
+      "{} attempts ({} valid), {} evaluated in this session, {} failed proposals; "
+      "{} tokens{}; {} ({} evaluating)\n",
+      r.attempts.size(), r.valid_attempts, r.session_evaluations, r.failed_proposals,
+      Tokens(r.tokens()), r.cost_usd > 0 ? fmt::format(", ${:.4f}", r.cost_usd) : "",
+      Duration(r.wall_seconds), Duration(r.eval_seconds));
   if (r.best && r.best->speedup) {
     s += fmt::format("best: a{} {:.2f}x over the baseline", r.best->id, *r.best->speedup);
     if (r.best->roofline) {
@@ -196,8 +196,8 @@ std::string FormatEpisodeSummary(const EpisodeReport& r, int max_rows) {
     return sa > sb;
   });
   if (rows.empty()) return s;
-  s += fmt::format("  {:<7} {:<7} {:<9} {:<14} {:>8} {:>8}  {}\n", "attempt", "parent",
-                   "proposer", "verdict", "speedup", "roofline", "decision");
+  s += fmt::format("  {:<7} {:<7} {:<9} {:<14} {:>8} {:>8}  {}\n", "attempt", "parent", "proposer",
+                   "verdict", "speedup", "roofline", "decision");
   int shown = 0;
   for (const AttemptSummary* a : rows) {
     if (shown++ >= max_rows) {
@@ -205,12 +205,11 @@ std::string FormatEpisodeSummary(const EpisodeReport& r, int max_rows) {
       break;
     }
     const bool best = r.best && r.best->id == a->id;
-    s += fmt::format("  {:<7} {:<7} {:<9} {:<14} {:>8} {:>8}  {}\n",
-                     Ref(a->id) + (best ? "*" : ""), Ref(a->parent_id), Shorten(a->proposer, 9),
-                     a->verdict.empty() ? "-" : a->verdict,
-                     a->speedup ? fmt::format("{:.2f}x", *a->speedup) : "",
-                     a->roofline ? fmt::format("{:.1f}%", 100 * *a->roofline) : "",
-                     Shorten(a->decision, 60));
+    s += fmt::format(
+        "  {:<7} {:<7} {:<9} {:<14} {:>8} {:>8}  {}\n", Ref(a->id) + (best ? "*" : ""),
+        Ref(a->parent_id), Shorten(a->proposer, 9), a->verdict.empty() ? "-" : a->verdict,
+        a->speedup ? fmt::format("{:.2f}x", *a->speedup) : "",
+        a->roofline ? fmt::format("{:.1f}%", 100 * *a->roofline) : "", Shorten(a->decision, 60));
   }
   return s;
 }

@@ -79,9 +79,8 @@ class Reflector {
   Status FailureRules(const memory::InsightScope& scope) {
     const OutcomeNode& out = in_.outcome;
     if (!IsValid(out) && !out.error_signature.empty()) {
-      KOPE_ASSIGN_OR_RETURN(
-          std::vector<memory::AttemptView> seen,
-          store_.AttemptsWithError(out.error_signature, in_.task.op_family, 20));
+      KOPE_ASSIGN_OR_RETURN(std::vector<memory::AttemptView> seen,
+                            store_.AttemptsWithError(out.error_signature, in_.task.op_family, 20));
       if (seen.size() >= 2) {
         for (const memory::AttemptView& v : seen) {
           if (!v.outcome) continue;
@@ -158,8 +157,7 @@ Result<ReflectionResult> Reflect(memory::GraphStore& store, memory::GraphWriter&
   const OutcomeNode& out = in.outcome;
   const memory::InsightScope scope = ScopeFor(in.task, in.hardware, in.compiler);
   const bool child_valid = IsValid(out);
-  const OutcomeNode* parent_out =
-      in.parent && in.parent->outcome ? &*in.parent->outcome : nullptr;
+  const OutcomeNode* parent_out = in.parent && in.parent->outcome ? &*in.parent->outcome : nullptr;
   const bool parent_valid = parent_out != nullptr && IsValid(*parent_out);
 
   double ratio = 1;
@@ -184,14 +182,14 @@ Result<ReflectionResult> Reflect(memory::GraphStore& store, memory::GraphWriter&
                                                   {"tune-parameters"}, text,
                                                   EvidenceRelation::kSupportedBy, larger, out.id));
         } else if (larger < 1 / (1 + noise)) {
-          KOPE_RETURN_IF_ERROR(reflector.Evidence(
-              memory::kInsightLesson, scope, {"tune-parameters"}, text,
-              EvidenceRelation::kContradictedBy, 1 / larger, out.id));
+          KOPE_RETURN_IF_ERROR(
+              reflector.Evidence(memory::kInsightLesson, scope, {"tune-parameters"}, text,
+                                 EvidenceRelation::kContradictedBy, 1 / larger, out.id));
         }
       } else if (d > 0) {
-        KOPE_RETURN_IF_ERROR(reflector.Evidence(memory::kInsightLesson, scope,
-                                                {"tune-parameters"}, text,
-                                                EvidenceRelation::kContradictedBy, 1.0, out.id));
+        KOPE_RETURN_IF_ERROR(reflector.Evidence(memory::kInsightLesson, scope, {"tune-parameters"},
+                                                text, EvidenceRelation::kContradictedBy, 1.0,
+                                                out.id));
       }
     } else if (!move && (faster || slower)) {
       for (const std::string& cls : in.attempt.classes) {
@@ -215,9 +213,9 @@ Result<ReflectionResult> Reflect(memory::GraphStore& store, memory::GraphWriter&
   rule_scope.compiler = in.compiler;
   KOPE_RETURN_IF_ERROR(reflector.FailureRules(rule_scope));
 
-  KOPE_ASSIGN_OR_RETURN(
-      result.credited,
-      writer.CreditUsed(in.attempt.id, result.improved ? options.credit_gain : options.credit_loss));
+  KOPE_ASSIGN_OR_RETURN(result.credited,
+                        writer.CreditUsed(in.attempt.id, result.improved ? options.credit_gain
+                                                                         : options.credit_loss));
   return result;
 }
 

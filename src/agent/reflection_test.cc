@@ -21,20 +21,22 @@ class ReflectionTest : public ::testing::Test {
     hardware_.backend = "cpu";
     hardware_.device = "Test CPU";
     hardware_.arch = "x86_64";
-    ASSERT_TRUE(store_->Write([&](memory::GraphWriter& w) -> Status {
-      KOPE_ASSIGN_OR_RETURN(task_.id, w.PutTask(task_));
-      KOPE_ASSIGN_OR_RETURN(hardware_.id, w.PutHardware(hardware_));
-      memory::RunNode run;
-      run.task_id = task_.id;
-      run.hardware_id = hardware_.id;
-      run.label = "test";
-      KOPE_ASSIGN_OR_RETURN(run_, w.PutRun(run));
-      memory::InsightNode lesson;
-      lesson.text = "an insight some context showed";
-      lesson.scope.op_family = "scale";
-      KOPE_ASSIGN_OR_RETURN(shown_insight_, w.PutInsight(lesson));
-      return Status::Ok();
-    }).ok());
+    ASSERT_TRUE(store_
+                    ->Write([&](memory::GraphWriter& w) -> Status {
+                      KOPE_ASSIGN_OR_RETURN(task_.id, w.PutTask(task_));
+                      KOPE_ASSIGN_OR_RETURN(hardware_.id, w.PutHardware(hardware_));
+                      memory::RunNode run;
+                      run.task_id = task_.id;
+                      run.hardware_id = hardware_.id;
+                      run.label = "test";
+                      KOPE_ASSIGN_OR_RETURN(run_, w.PutRun(run));
+                      memory::InsightNode lesson;
+                      lesson.text = "an insight some context showed";
+                      lesson.scope.op_family = "scale";
+                      KOPE_ASSIGN_OR_RETURN(shown_insight_, w.PutInsight(lesson));
+                      return Status::Ok();
+                    })
+                    .ok());
   }
 
   // Records an attempt and its outcome and reflects on it, as an episode does.
@@ -178,8 +180,8 @@ TEST_F(ReflectionTest, DecisionClassesGainEvidence) {
 TEST_F(ReflectionTest, RecurringErrorsBecomeFailureRulesWithTheirFix) {
   Record(0, "seed: start", "valid", 1.0);
   const NodeId seed = last_attempt_;
-  ReflectionResult r = Record(seed, "try a", "compile_error",
-                              0, "/tmp/a/k.cc:3:5: error: 'foo' was not declared in this scope");
+  ReflectionResult r = Record(seed, "try a", "compile_error", 0,
+                              "/tmp/a/k.cc:3:5: error: 'foo' was not declared in this scope");
   EXPECT_EQ(r.failure_rules, 0);  // seen once
   r = Record(seed, "try b", "compile_error", 0,
              "/tmp/b/k.cc:17:2: error: 'foo' was not declared in this scope");

@@ -51,10 +51,22 @@ int RunAttemptCount(const fs::path& store_path) {
 TEST(ResumeTest, AnEpisodeKilledMidwayResumesWithoutEvaluatingAnythingTwice) {
   ScratchDir scratch;
   const fs::path store_path = scratch.path() / "store.db";
-  const std::vector<std::string> argv = {
-      Kope(),    "optimize", testing::TestTaskDir("scale_small").string(),
-      "--store", store_path.string(), "--attempts", "5", "--patience", "0", "--sol", "0",
-      "--no-confirm", "--json", "-q", "--out", (scratch.path() / "best.cc").string()};
+  const std::vector<std::string> argv = {Kope(),
+                                         "optimize",
+                                         testing::TestTaskDir("scale_small").string(),
+                                         "--store",
+                                         store_path.string(),
+                                         "--attempts",
+                                         "5",
+                                         "--patience",
+                                         "0",
+                                         "--sol",
+                                         "0",
+                                         "--no-confirm",
+                                         "--json",
+                                         "-q",
+                                         "--out",
+                                         (scratch.path() / "best.cc").string()};
 
   // Start it, and kill it at a random moment once two attempts are recorded.
   SpawnOptions spawn;
@@ -73,7 +85,8 @@ TEST(ResumeTest, AnEpisodeKilledMidwayResumesWithoutEvaluatingAnythingTwice) {
       exited = true;
       break;
     }
-    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << testing::ReadText(scratch.path() / "first.log");
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline)
+        << testing::ReadText(scratch.path() / "first.log");
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   ASSERT_FALSE(exited) << "the episode ended before it could be killed: "
@@ -117,8 +130,8 @@ TEST(ResumeTest, AnEpisodeKilledMidwayResumesWithoutEvaluatingAnythingTwice) {
         << "a" << view.attempt.id << " repeats a source";
     auto outcomes = (*store)->Outcomes(view.attempt.id);
     ASSERT_TRUE(outcomes.ok());
-    EXPECT_EQ(outcomes->size(), 1u) << "a" << view.attempt.id << " was evaluated "
-                                    << outcomes->size() << " times";
+    EXPECT_EQ(outcomes->size(), 1u)
+        << "a" << view.attempt.id << " was evaluated " << outcomes->size() << " times";
     for (const memory::OutcomeNode& o : *outcomes) EXPECT_EQ(TimingPolicyOf(o), "screen");
   }
   EXPECT_TRUE((*store)->CheckIntegrity().ok());
@@ -145,12 +158,12 @@ TEST(ResumeTest, OptimizeWithAScriptedLlmFromTheConfiguration) {
   ProcessOptions options;
   options.timeout_seconds = 300;
   options.extra_env = {CacheEnv()};
-  auto result = RunProcess(
-      {Kope(), "optimize", testing::TestTaskDir("scale_small").string(), "--llm", "--llm-config",
-       (scratch.path() / "llm.toml").string(), "--store", (scratch.path() / "store.db").string(),
-       "--attempts", "1", "--no-confirm", "--json", "-q", "--out",
-       (scratch.path() / "best.cc").string()},
-      options);
+  auto result =
+      RunProcess({Kope(), "optimize", testing::TestTaskDir("scale_small").string(), "--llm",
+                  "--llm-config", (scratch.path() / "llm.toml").string(), "--store",
+                  (scratch.path() / "store.db").string(), "--attempts", "1", "--no-confirm",
+                  "--json", "-q", "--out", (scratch.path() / "best.cc").string()},
+                 options);
   ASSERT_TRUE(result.ok()) << result.status().ToString();
   ASSERT_EQ(result->exit_code, 0) << result->output;
   nlohmann::json report = nlohmann::json::parse(result->output, nullptr, false);

@@ -70,7 +70,6 @@ TEST(TransferTest, ExperienceFromOneTaskShortensTheSearchOnAnother) {
   const int experienced_attempts = AttemptsToReach(*store, *second, best_config);
   EXPECT_GT(experienced_attempts, 0) << "never reached " << best_config;
   EXPECT_LT(experienced_attempts, empty_attempts);
-
 }
 
 }  // namespace

@@ -211,7 +211,8 @@ TunableScan FindTunables(std::string_view source) {
         } else {
           Tunable t;
           t.name = decl->name;
-          t.value = std::string(code.substr(decl->value_begin, decl->value_end - decl->value_begin));
+          t.value =
+              std::string(code.substr(decl->value_begin, decl->value_end - decl->value_begin));
           t.values = std::move(values);
           if (std::find(t.values.begin(), t.values.end(), t.value) == t.values.end()) {
             InsertCurrent(t.value, &t.values);

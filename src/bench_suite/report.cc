@@ -30,11 +30,20 @@ std::string XmlEscape(std::string_view text) {
   std::string out;
   for (char c : text) {
     switch (c) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -120,9 +129,15 @@ std::string SuiteReportToJson(const SuiteReport& r, int indent) {
     if (t.report) task["episode"] = json::parse(agent::EpisodeReportToJson(*t.report, -1));
     tasks.push_back(task);
   }
-  json j = {{"suite", r.name},         {"dir", r.dir.string()}, {"proposer", r.proposer},
-            {"backend", r.backend},    {"device", r.device},    {"date", r.date},
-            {"wall_seconds", r.wall_seconds}, {"metrics", metrics}, {"tasks", tasks}};
+  json j = {{"suite", r.name},
+            {"dir", r.dir.string()},
+            {"proposer", r.proposer},
+            {"backend", r.backend},
+            {"device", r.device},
+            {"date", r.date},
+            {"wall_seconds", r.wall_seconds},
+            {"metrics", metrics},
+            {"tasks", tasks}};
   return j.dump(indent);
 }
 
@@ -133,16 +148,16 @@ std::string SuiteReportToCsv(const SuiteReport& r) {
   for (const TaskResult& t : r.tasks) {
     const agent::EpisodeReport* e = t.report ? &*t.report : nullptr;
     const bool has_roofline = t.valid() && e->best->roofline.has_value();
-    out += fmt::format(
-        "{},{},{},{},{},{},{},{},{},{},{},{:.6f},{},{},{},{}\n", CsvField(t.name),
-        CsvField(t.family), t.status, t.valid() ? 1 : 0,
-        t.valid() ? fmt::format("{:.4f}", t.speedup()) : "",
-        has_roofline ? fmt::format("{:.4f}", *e->best->roofline) : "",
-        has_roofline ? fmt::format("{:.4f}", e->baseline_roofline) : "",
-        e ? e->attempts.size() : 0, e ? e->valid_attempts : 0, e ? e->prompt_tokens : 0,
-        e ? e->completion_tokens : 0, e ? e->cost_usd : 0.0, e ? e->stop_reason : "",
-        e && e->best ? fmt::format("a{}", e->best->id) : "", e ? fmt::format("r{}", e->run_id) : "",
-        CsvField(t.error));
+    out +=
+        fmt::format("{},{},{},{},{},{},{},{},{},{},{},{:.6f},{},{},{},{}\n", CsvField(t.name),
+                    CsvField(t.family), t.status, t.valid() ? 1 : 0,
+                    t.valid() ? fmt::format("{:.4f}", t.speedup()) : "",
+                    has_roofline ? fmt::format("{:.4f}", *e->best->roofline) : "",
+                    has_roofline ? fmt::format("{:.4f}", e->baseline_roofline) : "",
+                    e ? e->attempts.size() : 0, e ? e->valid_attempts : 0, e ? e->prompt_tokens : 0,
+                    e ? e->completion_tokens : 0, e ? e->cost_usd : 0.0, e ? e->stop_reason : "",
+                    e && e->best ? fmt::format("a{}", e->best->id) : "",
+                    e ? fmt::format("r{}", e->run_id) : "", CsvField(t.error));
   }
   return out;
 }
@@ -207,19 +222,17 @@ std::string FormatSuiteSummary(const SuiteReport& r) {
                    "speedup", "roofline", "attempts", "stopped");
   for (const TaskResult& t : r.tasks) {
     const agent::EpisodeReport* e = t.report ? &*t.report : nullptr;
-    s += fmt::format("  {:<16} {:<12} {:<9} {:>9} {:>9} {:>8}  {}\n", t.name, t.family, t.status,
-                     t.valid() ? fmt::format("{:.2f}x", t.speedup()) : "-",
-                     t.valid() && e->best->roofline
-                         ? fmt::format("{:.1f}%", 100 * *e->best->roofline)
-                         : "-",
-                     e ? std::to_string(e->attempts.size()) : "-",
-                     e ? e->stop_reason : t.error);
+    s += fmt::format(
+        "  {:<16} {:<12} {:<9} {:>9} {:>9} {:>8}  {}\n", t.name, t.family, t.status,
+        t.valid() ? fmt::format("{:.2f}x", t.speedup()) : "-",
+        t.valid() && e->best->roofline ? fmt::format("{:.1f}%", 100 * *e->best->roofline) : "-",
+        e ? std::to_string(e->attempts.size()) : "-", e ? e->stop_reason : t.error);
   }
   s += fmt::format(
       "pass rate {:.1f}% | fast_1.0 {:.1f}% | fast_1.5 {:.1f}% | fast_2.0 {:.1f}% | geomean "
       "{:.2f}x (all tasks {:.2f}x)",
-      100 * m.pass_rate, 100 * m.fast_1_0, 100 * m.fast_1_5, 100 * m.fast_2_0,
-      m.geomean_speedup, m.geomean_speedup_all);
+      100 * m.pass_rate, 100 * m.fast_1_0, 100 * m.fast_1_5, 100 * m.fast_2_0, m.geomean_speedup,
+      m.geomean_speedup_all);
   if (m.mean_roofline) {
     s += fmt::format(" | roofline {:.1f}% (baselines {:.1f}%)", 100 * *m.mean_roofline,
                      100 * m.mean_baseline_roofline.value_or(0));

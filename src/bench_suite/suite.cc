@@ -1,3 +1,5 @@
+#include "kope/bench_suite/suite.h"
+
 #include <fmt/format.h>
 
 #include <atomic>
@@ -7,7 +9,6 @@
 #include <thread>
 
 #include "kope/agent/progress.h"
-#include "kope/bench_suite/suite.h"
 
 namespace kope::bench_suite {
 namespace {
@@ -24,15 +25,17 @@ std::string UtcNow() {
 }
 
 double Now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 class Suite {
  public:
   Suite(memory::GraphStore& store, Backend& backend, const agent::ProposerSet& proposers,
         const SuiteOptions& options, std::string name)
-      : store_(store), backend_(backend), proposers_(proposers), options_(options),
+      : store_(store),
+        backend_(backend),
+        proposers_(proposers),
+        options_(options),
         name_(std::move(name)) {}
 
   void RunTask(TaskResult* result) {

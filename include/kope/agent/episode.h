@@ -3,9 +3,12 @@
 // The loop: pick a node to expand (node_selection.h), ask the proposer for a candidate, record
 // the attempt (with its parent, decision, proposer and tokens), evaluate it with the screening
 // policy, record the outcome and reflect on it (reflection.h) in one transaction, and when a
-// valid candidate beats the best by `min_improvement` re-time it with the confirming policy
-// (a second outcome of the same attempt) before it becomes the best. Repeat until a budget is
-// spent or a stop rule holds:
+// valid candidate's screened speedup beats the best's screened speedup by `min_improvement`,
+// re-time it with the confirming policy (a second outcome of the same attempt); it becomes the
+// best when its confirmed speedup is the highest confirmed one. (Screened figures are compared
+// with screened ones, confirmed with confirmed: the two policies do not measure alike.) The
+// search ranks nodes by their screened speedups. Repeat until a budget is spent or a stop rule
+// holds:
 //   attempts    the run holds `budgets.attempts` attempts (proposals that failed in this
 //               session count too);
 //   tokens      the run's attempts (and this session's failed proposals) spent `budgets.tokens`;
@@ -62,10 +65,10 @@ struct Budgets {
 };
 
 struct StopRules {
-  double speed_of_light = 0.9;   // fraction of the roofline floor; 0: never
-  int patience = 12;             // attempts after the best; 0: never
-  double min_improvement = 0.02;  // a new best is faster than the old by this factor
-  int max_failed_proposals = 3;  // in a row
+  double speed_of_light = 0.9;    // fraction of the roofline floor; 0: never
+  int patience = 12;              // attempts after the best; 0: never
+  double min_improvement = 0.02;  // a screened gain that earns a confirmation (and counts as one)
+  int max_failed_proposals = 3;   // in a row
 };
 
 // One attempt as the report shows it.

@@ -25,9 +25,9 @@ namespace kope::agent {
 
 struct NodeArm {
   memory::NodeId id = 0;
-  double speedup = 0;    // of its latest valid outcome
-  int expansions = 0;    // children proposed from it (evaluated or not)
-  double gain_sum = 0;   // sum of its children's gains
+  double speedup = 0;   // of its latest valid outcome
+  int expansions = 0;   // children proposed from it (evaluated or not)
+  double gain_sum = 0;  // sum of its children's gains
   bool exhausted = false;
 };
 

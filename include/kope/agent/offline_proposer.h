@@ -35,9 +35,9 @@
 namespace kope::agent {
 
 struct OfflineProposerOptions {
-  bool transfer = true;   // start from other tasks' best kernels of the family
-  int max_transfers = 3;  // how many of them
-  bool seeds = true;      // start from the annotated kernels in the task folder
+  bool transfer = true;      // start from other tasks' best kernels of the family
+  int max_transfers = 3;     // how many of them
+  bool seeds = true;         // start from the annotated kernels in the task folder
   bool use_insights = true;  // order tuning moves by recorded tuning insights
 };
 

@@ -20,8 +20,8 @@
 namespace kope::agent {
 
 struct ProgressOptions {
-  bool terminal = false;  // keep a live status line (the stream is a terminal)
-  std::string prefix;     // put before every line, e.g. "[gelu] "
+  bool terminal = false;       // keep a live status line (the stream is a terminal)
+  std::string prefix;          // put before every line, e.g. "[gelu] "
   std::mutex* lock = nullptr;  // not owned; held while writing
 };
 

@@ -46,8 +46,8 @@
 namespace kope::agent {
 
 struct ReflectionOptions {
-  double min_noise = 0.03;    // relative effect below which nothing is learned
-  double credit_gain = 1.0;   // shared by the used items of an attempt that improved
+  double min_noise = 0.03;     // relative effect below which nothing is learned
+  double credit_gain = 1.0;    // shared by the used items of an attempt that improved
   double credit_loss = -0.25;  // shared by those of one that did not
 };
 
@@ -56,17 +56,17 @@ struct ReflectionInput {
   memory::HardwareNode hardware;
   std::string compiler;  // the run's compiler, for the insight scope
   memory::AttemptNode attempt;
-  memory::OutcomeNode outcome;               // the attempt's outcome just recorded
+  memory::OutcomeNode outcome;                // the attempt's outcome just recorded
   std::optional<memory::AttemptView> parent;  // with its latest outcome; unset for a root
 };
 
 struct ReflectionResult {
-  int supported = 0;      // evidence edges added as support
-  int contradicted = 0;   // ... as contradiction
-  int failure_rules = 0;  // failure rules created or supported
-  int fixes = 0;          // fixes added to a rule's text
-  int credited = 0;       // used edges credited
-  bool improved = false;  // the attempt improved on its parent beyond the noise
+  int supported = 0;                     // evidence edges added as support
+  int contradicted = 0;                  // ... as contradiction
+  int failure_rules = 0;                 // failure rules created or supported
+  int fixes = 0;                         // fixes added to a rule's text
+  int credited = 0;                      // used edges credited
+  bool improved = false;                 // the attempt improved on its parent beyond the noise
   std::vector<memory::NodeId> insights;  // the insights touched
 };
 
@@ -83,8 +83,7 @@ memory::InsightScope ScopeFor(const memory::TaskNode& task, const memory::Hardwa
                               std::string_view compiler);
 
 // The relative noise between two outcomes (see the rules above).
-double RelativeNoise(const memory::OutcomeNode& a, const memory::OutcomeNode& b,
-                     double min_noise);
+double RelativeNoise(const memory::OutcomeNode& a, const memory::OutcomeNode& b, double min_noise);
 
 }  // namespace kope::agent
 

@@ -61,7 +61,7 @@ struct TaskResult {
   std::string error;
   std::optional<agent::EpisodeReport> report;
 
-  bool valid() const;    // the best kernel is valid
+  bool valid() const;      // the best kernel is valid
   double speedup() const;  // of the best kernel; 0 without one
 };
 
