@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kope/agent/graph_nodes.h"
+#include "kope/eval/outcome.h"
 
 namespace kope::agent::internal {
 namespace {
@@ -16,6 +17,21 @@ bool ValidOutcome(const memory::OutcomeNode& o) {
 }
 
 std::string FirstLine(const std::string& text) { return text.substr(0, text.find('\n')); }
+
+std::vector<std::string> FlagsOf(const memory::OutcomeNode& o) {
+  std::vector<std::string> flags;
+  json e = json::parse(o.evidence_json, nullptr, false);
+  if (e.is_object() && e.contains("flags") && e["flags"].is_array()) {
+    for (const json& f : e["flags"]) {
+      if (f.is_string()) flags.push_back(f.get<std::string>());
+    }
+  }
+  return flags;
+}
+
+bool Has(const std::vector<std::string>& flags, std::string_view flag) {
+  return std::find(flags.begin(), flags.end(), flag) != flags.end();
+}
 
 }  // namespace
 
@@ -67,6 +83,18 @@ bool NodeState::confirmed() const {
 }
 
 double NodeState::speedup() const { return valid() ? *latest()->speedup : 0; }
+
+bool NodeState::AwaitsConfirmation() const {
+  if (!valid()) return false;
+  const memory::OutcomeNode& o = *latest();
+  if (TimingPolicyOf(o) != "confirm") return !o.flagged;
+  if (!o.flagged) return false;
+  int confirmations = 0;
+  for (const memory::OutcomeNode& x : outcomes) confirmations += TimingPolicyOf(x) == "confirm";
+  const std::vector<std::string> flags = FlagsOf(o);
+  return confirmations < 2 && Has(flags, kFlagWallClockMismatch) &&
+         !Has(flags, kFlagFasterThanRoofline);
+}
 
 double NodeState::screened_speedup() const {
   if (!valid()) return 0;
@@ -183,7 +211,7 @@ const NodeState* EpisodeState::PendingConfirmation() const {
       best != nullptr ? best->screened_speedup() * (1 + config_.stop.min_improvement) : 0;
   const NodeState* pending = nullptr;
   for (const auto& [id, node] : nodes_) {
-    if (!node.in_run || !node.valid() || node.confirmed() || node.latest()->flagged) continue;
+    if (!node.in_run || !node.AwaitsConfirmation()) continue;
     if (node.screened_speedup() <= bar) continue;
     if (pending == nullptr || node.screened_speedup() > pending->screened_speedup()) {
       pending = &node;
@@ -212,7 +240,9 @@ SelectionInput EpisodeState::Arms(bool fresh_available, double exploration) cons
   in.fresh_starts = fresh_starts_;
   in.fresh_gain_sum = fresh_gain_sum_;
   for (const auto& [id, node] : nodes_) {
-    if (!node.valid() || node.latest()->flagged) continue;
+    // Flagged nodes are expanded too (they never become the best): a kernel whose timing looked
+    // suspicious is still a correct kernel, and its children are judged on their own.
+    if (!node.valid()) continue;
     NodeArm arm;
     arm.id = id;
     arm.speedup = node.screened_speedup();
@@ -296,12 +326,7 @@ AttemptSummary Summarize(const NodeState& node) {
     s.time_ms = o->time_ms;
     s.flagged = o->flagged;
     s.confirmed = node.confirmed();
-    json e = json::parse(o->evidence_json, nullptr, false);
-    if (e.is_object() && e.contains("flags") && e["flags"].is_array()) {
-      for (const json& f : e["flags"]) {
-        if (f.is_string()) s.flags.push_back(f.get<std::string>());
-      }
-    }
+    s.flags = FlagsOf(*o);
   }
   return s;
 }

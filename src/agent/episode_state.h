@@ -42,6 +42,9 @@ struct NodeState {
   bool evaluated() const { return !outcomes.empty(); }
   bool valid() const;      // latest outcome valid with a speedup
   bool confirmed() const;  // latest outcome timed with the confirming policy
+  // Valid and not yet confirmed: screened only and not flagged, or confirmed once with only the
+  // wall-clock check tripped (a busy machine does that; the confirmation is repeated once).
+  bool AwaitsConfirmation() const;
   double speedup() const;  // of the latest valid outcome, else 0
   // Of the first (screening) outcome while the latest is valid, else 0: what the search compares,
   // so that nodes measured with one policy are ranked against each other.
