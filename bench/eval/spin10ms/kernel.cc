@@ -10,7 +10,7 @@ extern "C" int kope_kernel(const kope_tensor* in, int n_in, kope_tensor* out, in
   for (int64_t i = 0; i < n; ++i) {
     float v = x[i];
     float acc = 0;
-    for (int r = 0; r < 96; ++r) {
+    for (int r = 0; r < 140; ++r) {
       acc = acc * 0.5f + v;
       v = v * 0.999f;
     }
