@@ -205,10 +205,12 @@ const NodeState* EpisodeState::Best() const {
 const NodeState* EpisodeState::PendingConfirmation() const {
   if (!config_.confirm) return nullptr;
   const NodeState* best = Best();
-  // Screened speedups are compared with screened ones: the confirming policy measures longer
-  // and does not give the same figure.
-  const double bar =
-      best != nullptr ? best->screened_speedup() * (1 + config_.stop.min_improvement) : 0;
+  // Screened speedups are compared with screened ones (the confirming policy measures longer and
+  // does not give the same figure), but a best whose screening was luckier than its confirmation
+  // must not hide the candidates in between: the bar is the lower of its two figures.
+  const double bar = best != nullptr ? std::min(best->screened_speedup(), best->speedup()) *
+                                           (1 + config_.stop.min_improvement)
+                                     : 0;
   const NodeState* pending = nullptr;
   for (const auto& [id, node] : nodes_) {
     if (!node.in_run || !node.AwaitsConfirmation()) continue;

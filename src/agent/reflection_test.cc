@@ -171,7 +171,8 @@ TEST_F(ReflectionTest, DecisionClassesGainEvidence) {
   ASSERT_EQ(used->size(), 1u);
   EXPECT_LT(*(*used)[0].credit, 0);
 
-  const memory::InsightNode* simd = Find(Insights("lesson"), "simd helps scale kernels");
+  const auto lessons = Insights("lesson");
+  const memory::InsightNode* simd = Find(lessons, "simd helps scale kernels");
   ASSERT_NE(simd, nullptr);
   EXPECT_EQ(simd->support, 1);
   EXPECT_EQ(simd->contradiction, 1);

@@ -3,12 +3,12 @@
 // The loop: pick a node to expand (node_selection.h), ask the proposer for a candidate, record
 // the attempt (with its parent, decision, proposer and tokens), evaluate it with the screening
 // policy, record the outcome and reflect on it (reflection.h) in one transaction, and when a
-// valid candidate's screened speedup beats the best's screened speedup by `min_improvement`,
-// re-time it with the confirming policy (a second outcome of the same attempt); it becomes the
-// best when its confirmed speedup is the highest confirmed one. (Screened figures are compared
-// with screened ones, confirmed with confirmed: the two policies do not measure alike.) The
-// search ranks nodes by their screened speedups. Repeat until a budget is spent or a stop rule
-// holds:
+// valid candidate's screened speedup beats the best's (its screened or, when lower, its confirmed
+// speedup) by `min_improvement`, re-time it with the confirming policy (a second outcome of the
+// same attempt); it becomes the best when its confirmed speedup is the highest confirmed one.
+// (Screened figures are compared with screened ones, confirmed with confirmed: the two policies do
+// not measure alike.) The search ranks nodes by their screened speedups. Repeat until a budget is
+// spent or a stop rule holds:
 //   attempts    the run holds `budgets.attempts` attempts (proposals that failed in this
 //               session count too);
 //   tokens      the run's attempts (and this session's failed proposals) spent `budgets.tokens`;
