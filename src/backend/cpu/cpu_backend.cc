@@ -8,6 +8,7 @@
 #include <random>
 #include <sstream>
 
+#include "../compile_support.h"
 #include "cpu_hardware.h"
 #include "kope/base/hash.h"
 #include "kope/base/subprocess.h"
@@ -18,8 +19,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr size_t kMaxLogBytes = 8000;
-
 // Linked beside every kernel: an undefined reference unless the kernel exports
 // `kope_kernel` with C linkage, which --no-undefined turns into a link error.
 constexpr const char* kEntryCheckFile = "kope_entry_check.cc";
@@ -27,33 +26,6 @@ constexpr const char* kEntryCheckSource =
     "#include \"kope/kernel.h\"\n"
     "extern \"C\" int kope_kernel(const kope_tensor*, int, kope_tensor*, int, void*);\n"
     "extern \"C\" void* const kope_entry_check_ = reinterpret_cast<void*>(&kope_kernel);\n";
-
-Result<std::string> ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::IoError("cannot read " + path.string());
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-std::string TrimLog(std::string log) {
-  if (log.size() > kMaxLogBytes) {
-    log.resize(kMaxLogBytes);
-    log += "\n[... compiler output trimmed]";
-  }
-  return log;
-}
-
-// A file name for diagnostics: the display name's last component, made safe.
-std::string SourceFileName(std::string_view display_name) {
-  std::string name = fs::path(std::string(display_name)).filename().string();
-  if (name.empty()) name = "kernel.cc";
-  for (char& c : name) {
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') c = '_';
-  }
-  if (fs::path(name).extension() != ".cc" && fs::path(name).extension() != ".cpp") name += ".cc";
-  return name;
-}
 
 class CpuBackend final : public Backend {
  public:
@@ -90,7 +62,7 @@ class CpuBackend final : public Backend {
                            std::to_string(std::random_device{}()));
     fs::create_directories(work, ec);
     if (ec) return Status::IoError("cannot create " + work.string() + ": " + ec.message());
-    std::string file = SourceFileName(display_name);
+    std::string file = SafeSourceFileName(display_name, {".cc", ".cpp"});
     {
       std::ofstream src(work / file, std::ios::binary);
       src.write(source.data(), static_cast<std::streamsize>(source.size()));
@@ -121,7 +93,7 @@ class CpuBackend final : public Backend {
       return run.status().WithContext("running " + options_.compiler);
     }
     out.seconds = run->seconds;
-    out.log = TrimLog(run->output);
+    out.log = TrimCompilerLog(run->output);
     if (run->timed_out) {
       out.diagnostics.push_back({file, 0, 0, "error",
                                  "the compiler did not finish within " +
@@ -184,7 +156,7 @@ Result<std::unique_ptr<Backend>> CreateCpuBackend(CpuBackendOptions options) {
   }
   if (options.cache_dir.empty()) options.cache_dir = DefaultCacheDir();
   if (options.include_dir.empty()) options.include_dir = KOPE_INCLUDE_DIR;
-  Result<std::string> header = ReadFile(options.include_dir / "kope" / "kernel.h");
+  Result<std::string> header = ReadTextFile(options.include_dir / "kope" / "kernel.h");
   if (!header.ok()) {
     return Status::NotFound("the kernel ABI header kope/kernel.h is not in " +
                             options.include_dir.string());

@@ -10,6 +10,7 @@
 #include <random>
 #include <sstream>
 
+#include "../compile_support.h"
 #include "cuda_internal.h"
 #include "kope/base/hash.h"
 #include "kope/base/subprocess.h"
@@ -20,35 +21,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr size_t kMaxLogBytes = 8000;
-
-Result<std::string> ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::IoError("cannot read " + path.string());
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-std::string TrimLog(std::string log) {
-  if (log.size() > kMaxLogBytes) {
-    log.resize(kMaxLogBytes);
-    log += "\n[... compiler output trimmed]";
-  }
-  return log;
-}
-
-// A file name for diagnostics: the display name's last component, made safe, ending in .cu
-// (nvcc decides the language by the extension).
-std::string SourceFileName(std::string_view display_name) {
-  std::string name = fs::path(std::string(display_name)).filename().string();
-  if (name.empty()) name = "kernel.cu";
-  for (char& c : name) {
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') c = '_';
-  }
-  if (fs::path(name).extension() != ".cu") name += ".cu";
-  return name;
-}
 
 nlohmann::json ResourcesToJson(const std::vector<KernelResources>& resources) {
   nlohmann::json j = nlohmann::json::array();
@@ -116,7 +88,7 @@ class CudaBackend final : public Backend {
   std::string runner_device() const override { return "cuda:" + std::to_string(options_.device); }
 
   Result<CompiledKernel> Compile(std::string_view source, std::string_view display_name) override {
-    const std::string file = SourceFileName(display_name);
+    const std::string file = SafeSourceFileName(display_name, {".cu"});
     std::vector<std::string> argv = NvccCommand(nvcc_, arch_, options_.include_dir,
                                                 options_.extra_flags, "kernel.cu", "kernel.so");
     std::string joined;
@@ -185,7 +157,7 @@ class CudaBackend final : public Backend {
       return run.status().WithContext("running " + nvcc_);
     }
     out.seconds = run->seconds;
-    out.log = TrimLog(run->output);
+    out.log = TrimCompilerLog(run->output);
     out.resources = ParsePtxasReport(run->output);
     if (run->timed_out) {
       out.diagnostics.push_back({file, 0, 0, "error",
@@ -334,7 +306,7 @@ Result<std::unique_ptr<Backend>> CreateCudaBackend(CudaBackendOptions options) {
   if (const char* v = std::getenv("KOPE_COMPUTE_SANITIZER"); v != nullptr && *v != '\0') {
     options.sanitizer = v;
   }
-  Result<std::string> header = ReadFile(options.include_dir / "kope" / "kernel.h");
+  Result<std::string> header = ReadTextFile(options.include_dir / "kope" / "kernel.h");
   if (!header.ok()) {
     return Status::NotFound("the kernel ABI header kope/kernel.h is not in " +
                             options.include_dir.string());
