@@ -106,6 +106,15 @@ TEST(OpenTest, MissingStoreIsCreatedWithItsFolderUnlessAskedNotTo) {
   // An empty file (e.g. made by touch) becomes a store.
   WriteBytes(dir / "empty.db", "");
   testing::OpenOrDie(dir / "empty.db");
+  // So does a SQLite file with a header but no tables: what another kope process leaves between
+  // creating a store and writing its schema.
+  sqlite3* fresh = nullptr;
+  ASSERT_EQ(sqlite3_open((dir / "fresh.db").c_str(), &fresh), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(fresh, "PRAGMA journal_mode = WAL;", nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(fresh);
+  ASSERT_GT(std::filesystem::file_size(dir / "fresh.db"), 0u);
+  testing::OpenOrDie(dir / "fresh.db");
   // A folder is not a store.
   auto folder = OpenSqliteStore(dir.path());
   EXPECT_EQ(folder.status().code(), StatusCode::kInvalidArgument);

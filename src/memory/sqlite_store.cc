@@ -423,6 +423,14 @@ Status CheckExisting(const std::filesystem::path& path, uintmax_t size) {
     }
     return app.status();
   }
+  if (*app == 0) {
+    // A database with no tables and no schema version is a store another kope process has just
+    // created and not yet initialized (or an empty SQLite file): InitializeSchema settles it under
+    // a write lock.
+    KOPE_ASSIGN_OR_RETURN(int64_t version, db.QueryInt("PRAGMA user_version"));
+    KOPE_ASSIGN_OR_RETURN(int64_t tables, db.QueryInt("SELECT count(*) FROM sqlite_master"));
+    if (version == 0 && tables == 0) return Status::Ok();
+  }
   if (*app != sqlite::kApplicationId) {
     std::string tables;
     auto q =
