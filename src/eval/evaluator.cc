@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "kope/base/hash.h"
+#include "kope/torch_bridge/bridge.h"
 #include "session.h"
 
 namespace kope {
@@ -85,6 +86,9 @@ void DecideTiming(const Task& task, const SizeSet& bench, Outcome& outcome) {
   const TimingSummary& c = *outcome.candidate_time;
   const TimingSummary& b = *outcome.baseline_time;
   outcome.speedup = c.median_s > 0 ? b.median_s / c.median_s : 0;
+  if (outcome.compiled_time && c.median_s > 0) {
+    outcome.speedup_over_compiled = outcome.compiled_time->median_s / c.median_s;
+  }
   std::optional<double> bytes, flops;
   if (task.bytes) {
     auto v = task.bytes->Evaluate(bench.sizes);
@@ -127,43 +131,82 @@ Result<Outcome> Evaluator::Evaluate(const Task& task, std::string_view candidate
   out.timing_policy = options_.timing_label;
   auto finish = [&]() -> Result<Outcome> {
     out.eval_seconds = Now() - start;
-    for (KernelProcess* p : {s.reference.get(), s.baseline.get(), s.candidate.get()}) {
+    for (KernelProcess* p :
+         {s.reference.get(), s.baseline.get(), s.candidate.get(), s.compiled.get()}) {
       if (p != nullptr) out.kernel_seconds += p->kernel_seconds();
     }
     return out;
   };
 
   const std::string& language = s.language;
-  auto baseline_it = task.baselines.find(language);
-  if (baseline_it == task.baselines.end()) {
+  // The task's kernels in the backend's language; a PyTorch problem stands in for both.
+  auto pick = [&](const std::map<std::string, KernelSource>& m) -> const KernelSource* {
+    auto it = m.find(language);
+    if (it == m.end()) it = m.find("torch");
+    return it == m.end() ? nullptr : &it->second;
+  };
+  const KernelSource* baseline_src = pick(task.baselines);
+  if (baseline_src == nullptr) {
     return Status::InvalidArgument("task " + task.name + " has no baseline for the " +
                                    std::string(backend_.name()) + " backend (language '" +
                                    language + "')");
   }
-  auto reference_it = task.references.find(language);
+  const KernelSource* own_reference = pick(task.references);
   const KernelSource& reference_src =
-      reference_it != task.references.end() ? reference_it->second : baseline_it->second;
-  const bool separate_baseline = reference_src.path != baseline_it->second.path;
+      own_reference != nullptr && (own_reference->language == baseline_src->language ||
+                                   baseline_src->language == "torch")
+          ? *own_reference
+          : *baseline_src;
+  const bool separate_baseline = reference_src.path != baseline_src->path;
+  const bool torch_candidate = IsTorchCandidateName(candidate_name);
+  const bool torch_task = task.torch.has_value() && task.baselines.count("torch") > 0;
+  if (torch_candidate && !torch_task) {
+    return Status::InvalidArgument("'" + std::string(candidate_name) +
+                                   "' is a KernelBench-format candidate (.py), but task " +
+                                   task.name + " has no PyTorch baseline");
+  }
+  std::optional<TorchBridge> bridge;
+  if (torch_candidate || baseline_src->language == "torch" || reference_src.language == "torch") {
+    KOPE_ASSIGN_OR_RETURN(bridge, FindTorchBridge());
+  }
 
   KOPE_ASSIGN_OR_RETURN(out.hardware, backend_.Hardware());
+  KOPE_ASSIGN_OR_RETURN(ScratchFolder scratch, ScratchFolder::Create(options_.scratch_root));
 
   // The candidate compiles while the task's kernels are compiled (cached) and their
   // runners start: the backend is thread-safe, and runners are started from this thread.
   // (An early return waits for the compile: the future's destructor blocks.)
+  // A PyTorch kernel is not compiled: its artifact describes it to the bridge.
+  auto task_kernel = [&](const KernelSource& src, TorchMode mode,
+                         const std::string& role) -> Result<CompiledKernel> {
+    if (src.language != "torch") return CompileTaskKernel(backend_, src, role);
+    CompiledKernel k;
+    KOPE_ASSIGN_OR_RETURN(k.artifact, WriteTorchArtifact(task, mode, "", *bridge, scratch.path(),
+                                                         role + ".json"));
+    return k;
+  };
   s.Progress("compile candidate");
   std::future<Result<CompiledKernel>> cand_future =
       std::async(std::launch::async, [&, source = std::string(candidate_source),
-                                      name = std::string(candidate_name)] {
-        return backend_.Compile(source, name);
+                                      name = std::string(candidate_name)]() -> Result<CompiledKernel> {
+        if (!torch_candidate) return backend_.Compile(source, name);
+        CompiledKernel k;
+        KOPE_ASSIGN_OR_RETURN(k.artifact, WriteTorchArtifact(task, TorchMode::kModelNew, source,
+                                                             *bridge, scratch.path(),
+                                                             "candidate.json"));
+        return k;
       });
   KOPE_ASSIGN_OR_RETURN(CompiledKernel ref,
-                        CompileTaskKernel(backend_, reference_src, "reference"));
+                        task_kernel(reference_src, TorchMode::kEager, "reference"));
   std::optional<CompiledKernel> base;
   if (separate_baseline) {
-    KOPE_ASSIGN_OR_RETURN(base, CompileTaskKernel(backend_, baseline_it->second, "baseline"));
+    KOPE_ASSIGN_OR_RETURN(base, task_kernel(*baseline_src, TorchMode::kEager, "baseline"));
+  }
+  std::optional<CompiledKernel> compiled;
+  if (baseline_src->language == "torch") {
+    KOPE_ASSIGN_OR_RETURN(compiled, task_kernel(*baseline_src, TorchMode::kCompile, "compiled"));
   }
 
-  KOPE_ASSIGN_OR_RETURN(ScratchFolder scratch, ScratchFolder::Create(options_.scratch_root));
   RunnerOptions ropts;
   if (options_.runner_exe.empty()) {
     KOPE_ASSIGN_OR_RETURN(ropts.runner_exe, FindRunnerExecutable());
@@ -173,35 +216,61 @@ Result<Outcome> Evaluator::Evaluate(const Task& task, std::string_view candidate
   ropts.sandbox.limits = options_.limits;
   ropts.sandbox.use_bubblewrap = options_.use_bubblewrap;
   ropts.device = backend_.runner_device();
-  auto spawn = [&](const std::string& role) -> Result<std::unique_ptr<KernelProcess>> {
+  auto spawn = [&](const std::string& role, bool torch) -> Result<std::unique_ptr<KernelProcess>> {
     fs::path dir = scratch.path() / role;
     std::error_code ec;
     fs::create_directories(dir, ec);
     if (ec) return Status::IoError("cannot create " + dir.string() + ": " + ec.message());
     RunnerOptions o = ropts;
     o.sandbox.scratch_dir = dir;
+    if (torch) {
+      UseTorchBridge(*bridge, &o);
+      o.start_timeout_seconds = std::max(o.start_timeout_seconds, 60.0);
+      // torch.compile and extension builds write precompiled headers and objects of
+      // hundreds of megabytes into the sandbox's private tmpfs.
+      SandboxLimits& l = o.sandbox.limits;
+      l.max_file_bytes = std::max<uint64_t>(l.max_file_bytes, 2ull << 30);
+      l.writable_bytes = std::max<uint64_t>(l.writable_bytes, 4ull << 30);
+      l.cpu_seconds = std::max<uint64_t>(l.cpu_seconds, 1800);
+    }
     return KernelProcess::Spawn(role, o);
   };
   const double timeout = options_.call_timeout_seconds;
+  // Loading a PyTorch kernel builds the model (and a candidate's extensions): minutes at most.
+  auto load_timeout = [&](const KernelSource* src) {
+    return src == nullptr || src->language == "torch" ? std::max(timeout, 900.0) : timeout;
+  };
 
   // Every runner starts before any kernel loads: GPU runners set their devices up in
   // parallel, with each other and with the candidate's compile.
   s.Progress("start runners");
-  KOPE_ASSIGN_OR_RETURN(s.reference, spawn("reference"));
+  KOPE_ASSIGN_OR_RETURN(s.reference, spawn("reference", reference_src.language == "torch"));
   if (base) {
-    KOPE_ASSIGN_OR_RETURN(s.baseline, spawn("baseline"));
+    KOPE_ASSIGN_OR_RETURN(s.baseline, spawn("baseline", baseline_src->language == "torch"));
   }
-  KOPE_ASSIGN_OR_RETURN(std::unique_ptr<KernelProcess> candidate_process, spawn("candidate"));
-  KOPE_RETURN_IF_ERROR(s.reference->Load(ref.artifact, timeout));
+  if (compiled) {
+    KOPE_ASSIGN_OR_RETURN(s.compiled, spawn("compiled", true));
+  }
+  KOPE_ASSIGN_OR_RETURN(std::unique_ptr<KernelProcess> candidate_process,
+                        spawn("candidate", torch_candidate));
+  KOPE_RETURN_IF_ERROR(s.reference->Load(ref.artifact, load_timeout(&reference_src)));
   if (!s.reference->load_outcome().ok()) {
     return Status::FailedPrecondition("the task's reference does not load: " +
                                       s.reference->load_outcome().detail);
   }
   if (base) {
-    KOPE_RETURN_IF_ERROR(s.baseline->Load(base->artifact, timeout));
+    KOPE_RETURN_IF_ERROR(s.baseline->Load(base->artifact, load_timeout(baseline_src)));
     if (!s.baseline->load_outcome().ok()) {
       return Status::FailedPrecondition("the task's baseline does not load: " +
                                         s.baseline->load_outcome().detail);
+    }
+  }
+  if (compiled) {
+    Status loaded = s.compiled->Load(compiled->artifact, load_timeout(nullptr));
+    if (!loaded.ok() || !s.compiled->load_outcome().ok()) {
+      out.compiled_note = "torch.compile was not timed: " +
+                          (loaded.ok() ? s.compiled->load_outcome().detail : loaded.message());
+      s.compiled.reset();
     }
   }
 
@@ -218,8 +287,18 @@ Result<Outcome> Evaluator::Evaluate(const Task& task, std::string_view candidate
     return finish();
   }
   s.candidate = std::move(candidate_process);
-  KOPE_RETURN_IF_ERROR(s.candidate->Load(cand.artifact, timeout));
+  KOPE_RETURN_IF_ERROR(
+      s.candidate->Load(cand.artifact, torch_candidate ? load_timeout(nullptr) : timeout));
   out.protection = s.candidate->protection().Describe();
+  if (torch_candidate && s.candidate->load_outcome().kind == CallOutcome::Kind::kKernelError &&
+      s.candidate->load_outcome().rc == 0) {
+    // A ModelNew that does not build (syntax error, missing class, failing extension build)
+    // is the Python candidate's compile error.
+    out.verdict = Verdict::kCompileError;
+    out.message = s.candidate->load_outcome().detail.substr(0, 400);
+    out.runtime_detail = s.candidate->load_outcome().detail;
+    return finish();
+  }
   if (!s.CandidateCallOk(s.candidate->load_outcome(), "loading the kernel")) return finish();
 
   KOPE_ASSIGN_OR_RETURN(bool verified,

@@ -95,6 +95,11 @@ std::string OutcomeToJson(const Outcome& o, int indent) {
   if (o.candidate_time) j["candidate_time"] = TimingJson(*o.candidate_time);
   if (o.baseline_time) j["baseline_time"] = TimingJson(*o.baseline_time);
   if (o.valid()) j["speedup"] = o.speedup;
+  if (o.compiled_time) {
+    j["compiled_time"] = TimingJson(*o.compiled_time);
+    if (o.valid()) j["speedup_over_compiled"] = o.speedup_over_compiled;
+  }
+  if (!o.compiled_note.empty()) j["compiled_note"] = o.compiled_note;
   if (o.roofline_floor_s) j["roofline_floor_s"] = *o.roofline_floor_s;
   if (o.roofline_fraction) j["roofline_fraction"] = *o.roofline_fraction;
   if (o.baseline_roofline_fraction) j["baseline_roofline_fraction"] = *o.baseline_roofline_fraction;
@@ -178,7 +183,13 @@ std::string FormatOutcome(const Outcome& o) {
                      Seconds(c.p20_s), Seconds(c.p80_s), c.samples);
     s += fmt::format("  baseline  {} (p20 {}, p80 {}, {} samples)\n", Seconds(b.median_s),
                      Seconds(b.p20_s), Seconds(b.p80_s), b.samples);
+    if (o.compiled_time) {
+      const TimingSummary& k = *o.compiled_time;
+      s += fmt::format("  compiled  {} (torch.compile; p20 {}, p80 {}, {} samples)\n",
+                       Seconds(k.median_s), Seconds(k.p20_s), Seconds(k.p80_s), k.samples);
+    }
     s += fmt::format("  speedup   {:.2f}x", o.speedup);
+    if (o.compiled_time) s += fmt::format(" over eager, {:.2f}x over torch.compile", o.speedup_over_compiled);
     if (o.roofline_fraction) {
       s += fmt::format("   roofline: {:.1f}% of the floor {} (baseline {:.1f}%)",
                        100 * *o.roofline_fraction, Seconds(*o.roofline_floor_s),

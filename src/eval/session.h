@@ -29,6 +29,8 @@ struct EvalSession {
   std::unique_ptr<KernelProcess> reference;
   std::unique_ptr<KernelProcess> baseline;  // null when the reference is the baseline
   std::unique_ptr<KernelProcess> candidate;
+  // A PyTorch task's torch.compile reference point, timed beside the baseline; may be null.
+  std::unique_ptr<KernelProcess> compiled;
   std::vector<uint64_t> input_hashes;  // of the current trial's inputs
 
   EvalSession(const Task& t, const EvalOptions& o, std::string lang)

@@ -16,6 +16,8 @@ constexpr size_t kMaxRotationBytes = 256ull << 20;
 constexpr double kBatchSeconds = 0.02;
 // Allowance for the request round trip when comparing with the parent's clock.
 constexpr double kRoundTripSeconds = 0.002;
+// The first call of a torch.compile reference point includes compiling it.
+constexpr double kCompileSeconds = 900;
 
 double Now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -25,7 +27,8 @@ struct Track {
   KernelProcess* process;
   bool is_candidate;
   std::vector<int64_t> ns;
-  double per_call = 0;  // estimate from the warm-up
+  double per_call = 0;    // estimate from the warm-up
+  bool dropped = false;  // a reference point that failed: no longer timed
 };
 
 }  // namespace
@@ -46,7 +49,18 @@ Result<bool> EvalSession::Time() {
   KOPE_ASSIGN_OR_RETURN(mapped, candidate->Prepare(layout, timeout));
   if (!CandidateCallOk(mapped, "mapping buffers for timing")) return false;
 
-  // The same fresh inputs for both, in every rotation set.
+  // A reference point that fails (torch.compile without a working compiler) is dropped with a
+  // note; it never decides the candidate's verdict.
+  auto drop_compiled = [&](const std::string& why) {
+    outcome.compiled_note = "torch.compile was not timed: " + why.substr(0, 400);
+    compiled.reset();
+  };
+  if (compiled) {
+    Result<CallOutcome> m = compiled->Prepare(layout, timeout);
+    if (!m.ok() || !m->ok()) drop_compiled(m.ok() ? m->detail : m.status().message());
+  }
+
+  // The same fresh inputs for all, in every rotation set.
   std::mt19937_64 rng(SecretSeed());
   for (int r = 0; r < rotation; ++r) {
     for (size_t i = 0; i < layout.inputs.size(); ++i) {
@@ -54,15 +68,28 @@ Result<bool> EvalSession::Time() {
       Distribution dist = dists.empty() ? Distribution{} : dists[0];
       FillInput(base.input(r, i), layout.inputs[i].dtype, layout.inputs[i].count, dist, rng);
       std::memcpy(candidate->input(r, i), base.input(r, i), layout.inputs[i].bytes);
+      if (compiled) std::memcpy(compiled->input(r, i), base.input(r, i), layout.inputs[i].bytes);
     }
   }
+  if (compiled) {
+    // torch.compile compiles on the first call: it gets the time a compiler needs.
+    Progress("torch.compile the baseline");
+    Result<CallOutcome> first = compiled->Call(0, kCompileSeconds);
+    if (!first.ok() || !first->ok()) drop_compiled(first.ok() ? first->detail : first.status().message());
+  }
 
-  Track tracks[2] = {{&base, false, {}, 0}, {candidate.get(), true, {}, 0}};
+  std::vector<Track> tracks = {{&base, false, {}, 0}, {candidate.get(), true, {}, 0}};
+  if (compiled) tracks.push_back({compiled.get(), false, {}, 0});
   auto run = [&](Track& t, int count, bool flush, CallOutcome* out) -> Result<bool> {
     double budget = timeout * std::max(1, count);
     KOPE_ASSIGN_OR_RETURN(*out, t.process->Time(count, flush, budget));
     if (out->ok()) return true;
     if (t.is_candidate) return CandidateCallOk(*out, "timing");
+    if (t.process == compiled.get()) {
+      outcome.compiled_note = "torch.compile was not timed: " + out->detail.substr(0, 400);
+      t.dropped = true;
+      return true;
+    }
     return Status::FailedPrecondition("the task's baseline failed while timing: " + out->detail);
   };
 
@@ -75,6 +102,7 @@ Result<bool> EvalSession::Time() {
       CallOutcome out;
       KOPE_ASSIGN_OR_RETURN(bool ok, run(t, 1, policy.flush_caches, &out));
       if (!ok) return false;
+      if (t.dropped) break;
       spent += out.parent_seconds;
       ++calls;
       t.per_call = static_cast<double>(out.ns.empty() ? 0 : out.ns[0]) * 1e-9;
@@ -85,13 +113,15 @@ Result<bool> EvalSession::Time() {
   Progress("time baseline and candidate, interleaved");
   double start = Now();
   for (int round = 0;; ++round) {
-    for (int k = 0; k < 2; ++k) {
-      Track& t = tracks[(round + k) % 2];  // alternate who goes first
+    for (size_t k = 0; k < tracks.size(); ++k) {
+      Track& t = tracks[(round + k) % tracks.size()];  // rotate who goes first
+      if (t.dropped) continue;
       int count =
           std::clamp(static_cast<int>(kBatchSeconds / std::max(t.per_call, 1e-7)), 1, 10000);
       CallOutcome out;
       KOPE_ASSIGN_OR_RETURN(bool ok, run(t, count, policy.flush_caches, &out));
       if (!ok) return false;
+      if (t.dropped) continue;
       double reported = 0;
       for (int64_t v : out.ns) reported += static_cast<double>(v) * 1e-9;
       // A runner cannot measure more kernel time than the parent saw pass.
@@ -113,19 +143,21 @@ Result<bool> EvalSession::Time() {
   // Warm caches only make calls faster, so the parent's time per call may not
   // exceed the reported median by much; if it does, the reported times are low.
   for (Track& t : tracks) {
+    if (t.dropped || !t.is_candidate) continue;  // only the candidate's figures are judged
     TimingSummary s = Summarize(t.ns);
     int count = std::clamp(static_cast<int>(kBatchSeconds / std::max(s.median_s, 1e-7)), 1, 10000);
     CallOutcome out;
     KOPE_ASSIGN_OR_RETURN(bool ok, run(t, count, /*flush=*/false, &out));
     if (!ok) return false;
     double wall_per_call = (out.parent_seconds - kRoundTripSeconds) / count;
-    if (t.is_candidate && wall_per_call > 1.5 * s.median_s + 20e-6 &&
+    if (wall_per_call > 1.5 * s.median_s + 20e-6 &&
         !outcome.HasFlag(kFlagWallClockMismatch)) {
       outcome.flags.emplace_back(kFlagWallClockMismatch);
     }
   }
   outcome.baseline_time = Summarize(tracks[0].ns);
   outcome.candidate_time = Summarize(tracks[1].ns);
+  if (tracks.size() > 2 && !tracks[2].dropped) outcome.compiled_time = Summarize(tracks[2].ns);
   return true;
 }
 

@@ -1,5 +1,7 @@
 #include "kope/runner/runner.h"
 
+#include <algorithm>
+
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -173,7 +175,9 @@ class Runner::Impl {
 Status Runner::Impl::Start(const RunnerOptions& options) {
   options_ = options;
   std::error_code ec;
-  const std::filesystem::path exe = std::filesystem::canonical(options.runner_exe, ec);
+  // Absolute, but symbolic links kept: a virtual environment's interpreter finds its
+  // environment through the link's own path.
+  const std::filesystem::path exe = std::filesystem::absolute(options.runner_exe, ec).lexically_normal();
   if (ec || access(exe.c_str(), X_OK) != 0) {
     return Status::NotFound("kope-runner executable " + options.runner_exe.string() +
                             " not found or not executable");
@@ -222,8 +226,9 @@ Status Runner::Impl::Start(const RunnerOptions& options) {
                  &sandbox_options);
   }
   const SandboxLimits& limits = sandbox_options.limits;
-  std::vector<std::string> command = {exe.string(),
-                                      "--serve",
+  std::vector<std::string> command = {exe.string()};
+  command.insert(command.end(), options.exe_args.begin(), options.exe_args.end());
+  command.insert(command.end(), {"--serve",
                                       "--control-fd",
                                       "3",
                                       "--kernels",
@@ -235,7 +240,7 @@ Status Runner::Impl::Start(const RunnerOptions& options) {
                                       "--max-address-space-bytes",
                                       std::to_string(limits.max_address_space_bytes),
                                       "--max-processes",
-                                      std::to_string(limits.max_processes)};
+                                      std::to_string(limits.max_processes)});
   if (limits.allow_network) command.push_back("--allow-network");
   if (limits.max_data_bytes > 0) {
     command.insert(command.end(), {"--max-data-bytes", std::to_string(limits.max_data_bytes)});
@@ -253,7 +258,14 @@ Status Runner::Impl::Start(const RunnerOptions& options) {
   std::vector<std::string> argv = command;
   if (bubblewrap_) {
     SandboxOptions sandbox = sandbox_options;
-    sandbox.read_only.push_back(exe);
+    // The executable, unless a folder shown already holds it (an interpreter in its virtual
+    // environment is a symbolic link that must stay one).
+    const bool shown = std::any_of(sandbox.read_only.begin(), sandbox.read_only.end(),
+                                   [&](const std::filesystem::path& dir) {
+                                     auto rel = exe.lexically_relative(dir);
+                                     return !rel.empty() && *rel.begin() != "..";
+                                   });
+    if (!shown) sandbox.read_only.push_back(exe);
     // A GPU runner loads its plugin from beside the executable.
     const std::filesystem::path plugin = exe.parent_path() / "libkope-runner-cuda.so";
     if (gpu && std::filesystem::exists(plugin, ec)) sandbox.read_only.push_back(plugin);

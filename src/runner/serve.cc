@@ -11,10 +11,9 @@
 #include <vector>
 
 #if defined(__x86_64__)
-#include <cpuid.h>
-#include <immintrin.h>
 #endif
 
+#include "cache_flush.h"
 #include "cuda_device.h"
 #include "kope/kernel.h"
 #include "protocol.h"
@@ -29,36 +28,6 @@ using runner_protocol::Reader;
 using runner_protocol::Reply;
 using runner_protocol::ReplyStatus;
 using runner_protocol::Writer;
-
-#if defined(__x86_64__)
-struct CacheFlushCpu {
-  bool clflushopt = false;
-  size_t line = 64;
-};
-
-const CacheFlushCpu& FlushCpu() {
-  static const CacheFlushCpu cpu = [] {
-    CacheFlushCpu c;
-    unsigned a, b, cx, d;
-    if (__get_cpuid(1, &a, &b, &cx, &d)) {
-      size_t line = ((b >> 8) & 0xff) * 8;
-      if (line >= 16) c.line = line;
-    }
-    if (__get_cpuid_count(7, 0, &a, &b, &cx, &d)) c.clflushopt = (b & (1u << 23)) != 0;
-    return c;
-  }();
-  return cpu;
-}
-
-__attribute__((target("clflushopt"))) void FlushOpt(const uint8_t* p, const uint8_t* end,
-                                                    size_t line) {
-  for (; p < end; p += line) _mm_clflushopt(const_cast<uint8_t*>(p));
-}
-
-void FlushLegacy(const uint8_t* p, const uint8_t* end, size_t line) {
-  for (; p < end; p += line) _mm_clflush(p);
-}
-#endif
 
 kope_tensor MakeTensor(const TensorSlot& slot, uint8_t* base) {
   kope_tensor t;
@@ -317,27 +286,6 @@ class Server {
 };
 
 }  // namespace
-
-bool FlushFromCaches(const void* data, size_t bytes) {
-#if defined(__x86_64__)
-  if (bytes == 0) return true;
-  const CacheFlushCpu& cpu = FlushCpu();
-  const auto begin = reinterpret_cast<uintptr_t>(data) & ~(uintptr_t{cpu.line} - 1);
-  const auto* p = reinterpret_cast<const uint8_t*>(begin);
-  const auto* end = static_cast<const uint8_t*>(data) + bytes;
-  if (cpu.clflushopt) {
-    FlushOpt(p, end, cpu.line);
-  } else {
-    FlushLegacy(p, end, cpu.line);
-  }
-  _mm_mfence();
-  return true;
-#else
-  (void)data;
-  (void)bytes;
-  return false;
-#endif
-}
 
 int Serve(int sock, const std::filesystem::path& kernels_dir, const DeviceOptions& device) {
   Server server(sock, kernels_dir.lexically_normal(), device);

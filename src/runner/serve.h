@@ -33,10 +33,6 @@ struct DeviceOptions {
 // may only be loaded from `kernels_dir`. Returns the process exit code.
 int Serve(int sock, const std::filesystem::path& kernels_dir, const DeviceOptions& device = {});
 
-// Evicts [data, data + bytes) from every cache level (clflushopt, or clflush
-// on older CPUs) and fences; false where the architecture has no such
-// instruction.
-bool FlushFromCaches(const void* data, size_t bytes);
 
 }  // namespace kope::runner_child
 

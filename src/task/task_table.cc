@@ -12,7 +12,7 @@
 namespace kope::task_internal {
 namespace {
 
-constexpr const char* kLanguages[] = {"cpp", "cuda"};
+constexpr const char* kLanguages[] = {"cpp", "cuda", "torch"};
 
 bool IsTaskName(std::string_view s) {
   if (s.empty()) return false;
@@ -206,7 +206,7 @@ Result<ToleranceSpec> ReadTolerance(const toml::table& root) {
 // `[baseline]` or `[reference]`: language -> source path as written.
 Result<std::map<std::string, KernelSource>> ReadSources(const toml::table& table,
                                                         const std::string& path) {
-  KOPE_RETURN_IF_ERROR(CheckKeys(table, path, {kLanguages[0], kLanguages[1]}));
+  KOPE_RETURN_IF_ERROR(CheckKeys(table, path, {kLanguages[0], kLanguages[1], kLanguages[2]}));
   if (table.empty()) {
     return FieldError(path,
                       "names no source (expected a language key, e.g. cpp = \"" + path + ".cc\")");
@@ -233,6 +233,54 @@ Status ReadKernels(const toml::table& root, Task* task) {
   return Status::Ok();
 }
 
+// `[torch]`: present exactly when the baseline is a PyTorch problem.
+Status ReadTorch(const toml::table& root, Task* task) {
+  const toml::node* node = root.get("torch");
+  const bool torch_baseline = task->baselines.count("torch") > 0;
+  if (node == nullptr) {
+    if (torch_baseline) {
+      return FieldError("torch", "missing: a task whose baseline is a PyTorch problem names its "
+                                 "size globals and parameters here (kope import writes it)");
+    }
+    return Status::Ok();
+  }
+  if (!torch_baseline) return FieldError("torch", "only a task with baseline.torch has one");
+  KOPE_ASSIGN_OR_RETURN(const toml::table* table, AsTable(*node, "torch"));
+  KOPE_RETURN_IF_ERROR(CheckKeys(*table, "torch", {"globals", "parameters", "ops"}));
+  TorchProblem torch;
+  for (const char* key : {"globals", "parameters"}) {
+    const toml::node* list = table->get(key);
+    if (list == nullptr) continue;
+    KOPE_ASSIGN_OR_RETURN(const toml::array* array, AsArray(*list, FieldPath("torch", key)));
+    for (size_t i = 0; i < array->size(); ++i) {
+      KOPE_ASSIGN_OR_RETURN(std::string name,
+                            AsString(*array->get(i), IndexPath(FieldPath("torch", key), i)));
+      (std::string_view(key) == "globals" ? torch.globals : torch.parameters).push_back(name);
+    }
+  }
+  if (torch.parameters.size() > task->inputs.size()) {
+    return FieldError("torch.parameters", "names " + std::to_string(torch.parameters.size()) +
+                                              " parameters, but the task has only " +
+                                              std::to_string(task->inputs.size()) + " inputs");
+  }
+  if (const toml::node* ops = table->get("ops")) {
+    KOPE_ASSIGN_OR_RETURN(std::string v, AsString(*ops, "torch.ops"));
+    if (v != "allow" && v != "forbid") {
+      return FieldError("torch.ops", "'" + v + "' is not 'allow' or 'forbid'");
+    }
+    torch.forbid_torch_ops = v == "forbid";
+  }
+  for (const std::string& g : torch.globals) {
+    for (const SizeSet* set : {&task->bench}) {
+      if (set->sizes.count(g) == 0) {
+        return FieldError("torch.globals", "'" + g + "' is not a size of sizes.bench");
+      }
+    }
+  }
+  task->torch = std::move(torch);
+  return Status::Ok();
+}
+
 Status ReadRoofline(const toml::table& root, Task* task) {
   const toml::node* node = root.get("roofline");
   if (node == nullptr) return Status::Ok();
@@ -252,7 +300,7 @@ Status ReadRoofline(const toml::table& root, Task* task) {
 Result<Task> ReadTaskTable(const toml::table& table) {
   KOPE_RETURN_IF_ERROR(CheckKeys(table, "",
                                  {"name", "family", "description", "inputs", "outputs", "sizes",
-                                  "tolerance", "baseline", "reference", "roofline"}));
+                                  "tolerance", "baseline", "reference", "roofline", "torch"}));
   Task task;
   KOPE_ASSIGN_OR_RETURN(task.name, ReadName(table, "", "name"));
   KOPE_ASSIGN_OR_RETURN(task.family, ReadName(table, "", "family"));
@@ -266,6 +314,7 @@ Result<Task> ReadTaskTable(const toml::table& table) {
   KOPE_ASSIGN_OR_RETURN(task.tolerance, ReadTolerance(table));
   KOPE_RETURN_IF_ERROR(ReadKernels(table, &task));
   KOPE_RETURN_IF_ERROR(ReadRoofline(table, &task));
+  KOPE_RETURN_IF_ERROR(ReadTorch(table, &task));
   return task;
 }
 

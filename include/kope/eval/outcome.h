@@ -69,6 +69,11 @@ struct Outcome {
   std::optional<double> roofline_floor_s;   // max(bytes / bandwidth, flops / peak)
   std::optional<double> roofline_fraction;  // floor / candidate median: 1.0 is speed of light
   std::optional<double> baseline_roofline_fraction;
+  // Tasks with a PyTorch baseline: torch.compile of the same problem, timed in the same session
+  // (the baseline is then PyTorch eager).
+  std::optional<TimingSummary> compiled_time;
+  double speedup_over_compiled = 0;  // compiled median / candidate median
+  std::string compiled_note;         // why there is no compiled time, when there is none
   std::vector<std::string> flags;
 
   // Context.

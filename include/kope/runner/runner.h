@@ -66,7 +66,10 @@ struct CallOutcome {
 };
 
 struct RunnerOptions {
-  std::filesystem::path runner_exe;  // the kope-runner binary
+  std::filesystem::path runner_exe;  // the kope-runner binary (or an interpreter)
+  // Arguments between runner_exe and kope-runner's own (--serve ...), e.g. the script of the
+  // Python bridge, which serves the same protocol.
+  std::vector<std::string> exe_args;
   SandboxOptions sandbox;            // scratch_dir must exist and be empty
   double start_timeout_seconds = 10;
   // Where the kernel's tensors live: "" (host memory: the arena itself) or "cuda:N"

@@ -79,7 +79,18 @@ struct ToleranceSpec {
 
 struct KernelSource {
   std::filesystem::path path;  // absolute, inside the task folder
-  std::string language;        // "cpp" (CPU) or "cuda"
+  std::string language;        // "cpp" (CPU), "cuda", or "torch" (a PyTorch problem file)
+};
+
+// A task whose baseline is a PyTorch problem (KernelBench format: `Model`, `get_inputs()`,
+// `get_init_inputs()`), run by kope's Python bridge (docs/KERNELBENCH.md).
+struct TorchProblem {
+  // The problem file's module-level integers that are size names: each size set sets them.
+  std::vector<std::string> globals;
+  // The module's parameters (named_parameters() order): the last parameters.size() inputs.
+  std::vector<std::string> parameters;
+  // A KernelBench-format candidate (ModelNew) may not call PyTorch's compute operations.
+  bool forbid_torch_ops = false;
 };
 
 struct Task {
@@ -94,12 +105,14 @@ struct Task {
   std::map<std::string, SizeSet> language_bench;
   std::vector<SizeSet> checks;  // at least one
   ToleranceSpec tolerance;
-  // Baselines by language ("cpp", "cuda"); at least one.
+  // Baselines by language ("cpp", "cuda", "torch"); at least one. A "torch" baseline is the
+  // baseline (and reference) of every language that has none of its own.
   std::map<std::string, KernelSource> baselines;
   // References by language; where absent the baseline of that language is the reference.
   std::map<std::string, KernelSource> references;
   std::optional<Expr> bytes;  // bytes a kernel must move at least, for the roofline
   std::optional<Expr> flops;  // floating-point operations, for the roofline
+  std::optional<TorchProblem> torch;  // set exactly when a baseline is "torch"
 };
 
 // Reads and validates `dir/task.toml` and checks that the sources it names exist.

@@ -1,0 +1,64 @@
+// The Python bridge: PyTorch problems (KernelBench format) run by kope.
+//
+// A task whose baseline is a PyTorch problem file (`[baseline] torch = "problem.py"`) has its
+// baseline and reference run by the bridge (python/kope_bridge): a Python process that speaks
+// kope-runner's protocol, started in the same sandbox, that imports PyTorch once and runs the
+// problem's `Model` eagerly, under torch.compile, or a KernelBench-format candidate's `ModelNew`
+// on the tensors in kope's arena. Native candidates (the C ABI) keep running in kope-runner.
+// What a bridge process loads is an artifact: a JSON file describing the problem, the mode and
+// the size sets (WriteTorchArtifact). docs/KERNELBENCH.md has the whole story.
+#ifndef KOPE_TORCH_BRIDGE_BRIDGE_H_
+#define KOPE_TORCH_BRIDGE_BRIDGE_H_
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+#include "kope/base/status.h"
+#include "kope/runner/runner.h"
+#include "kope/task/task.h"
+
+namespace kope {
+
+struct TorchBridge {
+  std::filesystem::path python;         // the interpreter that has PyTorch
+  std::filesystem::path environment;    // its virtual environment (shown to the sandbox)
+  std::filesystem::path package_dir;    // holds kope_bridge_main.py and kope_bridge/
+  std::filesystem::path flush_library;  // libkope-flush.so (clflush for CPU timing); may be empty
+};
+
+// The interpreter is $KOPE_PYTHON, else the project's .venv (scripts/setup makes it). NotFound,
+// with what to run, when there is none or it cannot import torch (checked once per process).
+Result<TorchBridge> FindTorchBridge();
+
+// Makes `options` start a bridge process instead of kope-runner.
+void UseTorchBridge(const TorchBridge& bridge, RunnerOptions* options);
+
+enum class TorchMode {
+  kEager,     // the problem's Model, as written
+  kCompile,   // the problem's Model under torch.compile (default mode)
+  kModelNew,  // a KernelBench-format candidate: its ModelNew, same init inputs
+};
+std::string_view TorchModeName(TorchMode mode);
+
+// Whether a candidate file name is a KernelBench-format candidate (a .py file).
+bool IsTorchCandidateName(std::string_view name);
+
+// Writes the artifact a bridge process loads, `dir / file_name`, for `task` (which must have a
+// torch baseline). `candidate_source` is the ModelNew source for kModelNew, else ignored.
+Result<std::filesystem::path> WriteTorchArtifact(const Task& task, TorchMode mode,
+                                                 std::string_view candidate_source,
+                                                 const TorchBridge& bridge,
+                                                 const std::filesystem::path& dir,
+                                                 const std::string& file_name);
+
+// Turns one KernelBench problem file into a kope task folder `out_dir` (task.toml and a copy of
+// the problem), then loads it to check it. A problem the importer cannot convert is
+// InvalidArgument with the importer's reason.
+Result<Task> ImportKernelBenchProblem(const TorchBridge& bridge,
+                                      const std::filesystem::path& problem,
+                                      const std::filesystem::path& out_dir);
+
+}  // namespace kope
+
+#endif  // KOPE_TORCH_BRIDGE_BRIDGE_H_

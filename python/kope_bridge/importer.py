@@ -1,0 +1,332 @@
+"""`kope import kernelbench`: KernelBench problem files -> kope task folders.
+
+For one problem file it finds the sizes (the file's module-level integers), runs the model on
+PyTorch's meta device to learn every tensor's shape and dtype without computing, derives small
+check size sets and a CPU bench set by shrinking those integers, measures the value ranges of the
+inputs and parameters on a small real instance, and writes `task.toml` plus a copy of the file.
+"""
+import inspect
+import json
+import math
+import os
+import re
+import sys
+
+import torch
+
+from . import problem
+
+KOPE_DTYPES = {"float32": ("f32", 4), "float64": ("f64", 8), "float16": ("f16", 2),
+               "bfloat16": ("bf16", 2), "int32": ("i32", 4), "int64": ("i64", 8)}
+# By dtype: summation order differs between correct kernels; KernelBench itself uses 1e-2.
+TOLERANCE = {"f32": 1e-3, "f64": 1e-9, "f16": 1e-2, "bf16": 2e-2}
+CHECK_ELEMENTS = 1 << 22  # at most this many elements in all tensors of a check set
+CPU_BENCH_BYTES = 48 << 20  # the CPU bench set moves at most this much
+
+FAMILIES = [  # (pattern in the file name, family), first match wins
+    (r"conv", "conv"), (r"matmul|gemm|matrix|bmm|linear|einsum", "matmul"),
+    (r"attention|sdpa", "attention"), (r"log_?softmax|softmax", "softmax"),
+    (r"norm", "norm"), (r"pool", "pooling"), (r"cumsum|cumprod|scan", "scan"),
+    (r"loss|divergence|hinge", "loss"), (r"argmax|argmin|sum|mean|max|min|prod|reduction",
+                                         "reduction"),
+    (r"relu|gelu|sigmoid|tanh|swish|selu|elu|softplus|softsign|hardtanh|hardsigmoid|dropout|"
+     r"activation", "elementwise"),
+]
+
+
+class ImportError_(Exception):
+    pass
+
+
+def family_of(name, source):
+    key = name.lower()
+    for pattern, family in FAMILIES:
+        if re.search(pattern, key):
+            return family
+    for pattern, family in FAMILIES:  # then the operations the file calls
+        if re.search(pattern, source.lower()):
+            return family
+    return "other"
+
+
+def identifier(name, taken):
+    base = re.sub(r"\W", "_", name).strip("_") or "t"
+    if base[0].isdigit():
+        base = "t" + base
+    out, k = base, 2
+    while out in taken:
+        out, k = f"{base}_{k}", k + 1
+    taken.add(out)
+    return out
+
+
+def try_describe(source, name, globals_):
+    try:
+        return problem.describe(problem.load_module(source, name, globals_))
+    except Exception:  # a size set the model does not accept: skipped
+        return None
+
+
+def tensors(d):
+    return d["inputs"] + d["parameters"] + d["outputs"]
+
+
+def elements(d):
+    return sum(math.prod(t["shape"]) for t in tensors(d))
+
+
+def nbytes(d):
+    return sum(math.prod(t["shape"]) * KOPE_DTYPES.get(t["dtype"], ("", 4))[1] for t in tensors(d))
+
+
+def shrunk(globals_, rule):
+    return {k: rule(k, v) for k, v in globals_.items()}
+
+
+def check_sets(source, name, globals_):
+    """Up to three small size sets the model accepts: odd sizes, powers of two, batch 1."""
+    rules = [
+        lambda k, v: 17 + 2 * (v % 3) if v > 24 else v,
+        lambda k, v: 32 if v > 32 else v,
+        lambda k, v: 1 if "batch" in k.lower() else (8 if v > 8 else v),
+        lambda k, v: 1 if "batch" in k.lower() else (4 if v > 4 else v),
+    ]
+    found = []
+    for rule in rules:
+        g = shrunk(globals_, rule)
+        if g in [f[0] for f in found]:
+            continue
+        d = try_describe(source, name, g)
+        if d is not None and elements(d) <= CHECK_ELEMENTS:
+            found.append((g, d))
+        if len(found) == 3:
+            break
+    # kope verifies at least one size of 1 (edge handling): set one size to 1 where the model
+    # accepts it, the largest first.
+    if found and not any(1 in g.values() for g, _ in found):
+        base = found[-1][0]
+        for key in sorted(base, key=lambda k: -base[k]):
+            g = dict(base, **{key: 1})
+            d = try_describe(source, name, g)
+            if d is not None:
+                found.append((g, d))
+                break
+    return found
+
+
+def cpu_bench_set(source, name, globals_, bench):
+    """The file's sizes, halved (largest first) until one call moves at most CPU_BENCH_BYTES."""
+    g, d = dict(globals_), bench
+    for _ in range(200):
+        if nbytes(d) <= CPU_BENCH_BYTES:
+            return g, d
+        for key in sorted(g, key=lambda k: -g[k]):
+            if g[key] <= 1:
+                continue
+            trial = dict(g, **{key: g[key] // 2})
+            td = try_describe(source, name, trial)
+            if td is not None:
+                g, d = trial, td
+                break
+        else:
+            return None
+    return None
+
+
+def dependencies(source, globals_, bench):
+    """For each size, the (kind, index, axis) dimensions that change when it alone changes."""
+    follows = {}
+    for g, v in globals_.items():
+        d = try_describe(source, "problem.py", dict(globals_, **{g: v + 1}))
+        if d is None:
+            continue
+        follows[g] = {(kind, i, axis) for kind in ("inputs", "parameters", "outputs")
+                      for i, t in enumerate(bench[kind])
+                      for axis, n in enumerate(t["shape"] or [1])
+                      if (d[kind][i]["shape"] or [1])[axis] != n}
+    return follows
+
+
+def value_distribution(t):
+    """The distribution a kope task declares for values like those of tensor `t`."""
+    if not t.is_floating_point():
+        lo, hi = int(t.min()), int(t.max())
+        return {"kind": "uniform", "low": lo, "high": hi + 1}
+    t = t.double()
+    lo, hi = float(t.min()), float(t.max())
+    if lo >= 0 and hi <= 1:
+        return {"kind": "uniform", "low": 0.0, "high": 1.0}
+    if lo == hi:
+        return {"kind": "uniform", "low": lo - 0.5, "high": hi + 0.5}
+    mean, std = float(t.mean()), float(t.std())
+    if abs(mean) < 0.1 * std and abs(lo + hi) < 0.05 * (hi - lo) and \
+            abs(t.abs().max() - hi) < 1e-12 and std < 0.7 * hi:  # symmetric, flat: a uniform init
+        b = max(abs(lo), abs(hi))
+        return {"kind": "uniform", "low": -b, "high": b}
+    return {"kind": "normal", "mean": round(mean, 6), "stddev": round(std, 6)}
+
+
+def measure_values(source, name, globals_):
+    """Real inputs and parameters at `globals_` (small), for their value distributions."""
+    module = problem.load_module(source, name, globals_)
+    torch.manual_seed(0)
+    inputs = module.get_inputs()
+    model = problem.build_model(module)
+    return inputs, [p.detach() for _, p in model.named_parameters()]
+
+
+def toml_value(v):
+    if isinstance(v, str):
+        return json.dumps(v)
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float):
+        return repr(v)
+    if isinstance(v, dict):
+        return "{ " + ", ".join(f"{k} = {toml_value(x)}" for k, x in v.items()) + " }"
+    if isinstance(v, list):
+        return "[" + ", ".join(toml_value(x) for x in v) + "]"
+    return str(v)
+
+
+def import_problem(path, out_dir):
+    with open(path) as f:
+        source = f.read()
+    name = os.path.splitext(os.path.basename(path))[0]
+    globals_ = problem.int_globals(source)
+    bench = try_describe(source, "problem.py", globals_)
+    if bench is None:
+        try:
+            problem.describe(problem.load_module(source, "problem.py", globals_))
+        except Exception as e:
+            raise ImportError_(f"{path}: the model does not run on PyTorch's meta device: "
+                               f"{type(e).__name__}: {e}")
+    for t in tensors(bench):
+        if t["dtype"] not in KOPE_DTYPES:
+            raise ImportError_(f"{path}: dtype {t['dtype']} is not one kope supports")
+    checks = check_sets(source, "problem.py", globals_)
+    note = ""
+    if not checks:
+        checks = [(globals_, bench)]
+        note = "no smaller sizes run: the file's sizes are the only check set"
+    cpu = cpu_bench_set(source, "problem.py", globals_, bench)
+    sets = [("bench", globals_, bench)]
+    if cpu is not None and cpu[0] != globals_:
+        sets.append(("bench_cpp", cpu[0], cpu[1]))
+    sets += [(f"check[{i}]", g, d) for i, (g, d) in enumerate(checks)]
+
+    # Names: forward's parameter names, then the module's parameters.
+    module = problem.load_module(source, "problem.py", globals_)
+    taken = set(globals_)
+    arg_names = list(inspect.signature(module.Model.forward).parameters)[1:]
+    roles = []  # (kind, display name, index into the described lists)
+    for i in range(len(bench["inputs"])):
+        raw = arg_names[i] if i < len(arg_names) and not arg_names[i].startswith("*") else f"x{i}"
+        roles.append(("inputs", identifier(raw, taken), i))
+    for i, prm in enumerate(bench["parameters"]):
+        roles.append(("parameters", identifier(prm["name"], taken), i))
+    for i in range(len(bench["outputs"])):
+        roles.append(("outputs", identifier("out" if len(bench["outputs"]) == 1 else f"out{i}",
+                                            taken), i))
+
+    # Shapes: a dimension is a size name where one matches in every set, a number where it never
+    # changes, else a derived size of its own.
+    follows = dependencies(source, globals_, bench)
+    derived = {}  # name -> [value per set]
+    shapes = {}
+    for kind, tname, i in roles:
+        dims = []
+        for axis, value in enumerate(bench[kind][i]["shape"] or [1]):
+            per_set = [(d[kind][i]["shape"] or [1])[axis] for _, _, d in sets]
+            match = [g for g in globals_ if all(gl[g] == v for (_, gl, _), v in zip(sets, per_set))]
+            # Several sizes with equal values (depth == width == height): prefer the one the
+            # dimension actually follows.
+            match.sort(key=lambda g: (kind, i, axis) not in follows.get(g, ()))
+            if match:
+                dims.append(match[0])
+            elif len(set(per_set)) == 1:
+                dims.append(per_set[0])
+            else:
+                dname = identifier(f"{tname}_d{axis}", taken)
+                derived[dname] = per_set
+                dims.append(dname)
+        shapes[(kind, i)] = dims
+
+    family = family_of(name, source)
+    inputs, params = measure_values(source, "problem.py", sets[-1][1])
+    lines = [f'name = {toml_value("kb_" + re.sub(r"[^A-Za-z0-9_]", "_", name))}',
+             f"family = {toml_value(family)}",
+             f"description = {toml_value('KernelBench problem ' + os.path.basename(path))}", ""]
+    kope_dtype = {}
+    for kind, tname, i in roles:
+        dt = KOPE_DTYPES[bench[kind][i]["dtype"]][0]
+        kope_dtype[(kind, i)] = dt
+        lines.append("[[outputs]]" if kind == "outputs" else "[[inputs]]")
+        lines += [f"name = {toml_value(tname)}", f"dtype = {toml_value(dt)}",
+                  f"shape = {toml_value(shapes[(kind, i)])}"]
+        if kind != "outputs":
+            values = inputs[i] if kind == "inputs" else params[i]
+            if not isinstance(values, torch.Tensor):
+                raise ImportError_(f"{path}: input {i} of forward is not a tensor")
+            dist = [value_distribution(values)]
+            # An activation checked only on [0, 1) cannot tell itself from the identity:
+            # elementwise problems also get values of both signs.
+            if kind == "inputs" and family == "elementwise" and dist[0].get("low") == 0.0:
+                dist.append({"kind": "uniform", "low": -1.0, "high": 1.0})
+            lines.append(f"distribution = {toml_value(dist if len(dist) > 1 else dist[0])}")
+        lines.append("")
+
+    lines.append("[sizes]")
+    def size_table(k):
+        _, g, _ = sets[k]
+        return dict(g, **{n: v[k] for n, v in derived.items()})
+    lines.append(f"bench = {toml_value(size_table(0))}")
+    k0 = 1
+    if len(sets) > 1 and sets[1][0] == "bench_cpp":
+        lines.append(f"bench_cpp = {toml_value(size_table(1))}")
+        k0 = 2
+    lines.append("check = [")
+    lines += [f"  {toml_value(size_table(k))}," for k in range(k0, len(sets))]
+    lines += ["]", ""]
+    out_dt = {kope_dtype[("outputs", i)] for i in range(len(bench["outputs"]))}
+    tol = max(TOLERANCE.get(d, 0) for d in out_dt)
+    if tol:
+        lines += ["[tolerance]", f"rtol = {tol!r}", f"atol = {tol!r}", ""]
+    lines += ["[baseline]", 'torch = "problem.py"', ""]
+    lines += ["[torch]", f"globals = {toml_value(list(globals_))}",
+              f"parameters = {toml_value([p['name'] for p in bench['parameters']])}",
+              'ops = "allow"', ""]
+    terms = []
+    for kind, tname, i in roles:
+        size = KOPE_DTYPES[bench[kind][i]["dtype"]][1]
+        terms.append(" * ".join([str(size)] + [str(d) for d in shapes[(kind, i)]]))
+    lines += ["[roofline]", f"bytes = {toml_value(' + '.join(terms))}", ""]
+    if note:
+        lines.insert(3, f"# {note}")
+
+    os.makedirs(out_dir, exist_ok=True)
+    with open(os.path.join(out_dir, "task.toml"), "w") as f:
+        f.write("\n".join(lines))
+    with open(os.path.join(out_dir, "problem.py"), "w") as f:
+        f.write(source)
+    return {"problem": path, "task": out_dir, "sets": len(sets), "note": note}
+
+
+def main(argv):
+    """python3 -m kope_bridge.importer PROBLEM.py OUT_DIR   (prints one JSON line)"""
+    if len(argv) != 2:
+        print("usage: importer PROBLEM.py OUT_DIR", file=sys.stderr)
+        return 2
+    try:
+        print(json.dumps(import_problem(argv[0], argv[1])))
+    except ImportError_ as e:
+        print(str(e), file=sys.stderr)
+        return 1
+    except Exception as e:
+        print(f"{argv[0]}: {type(e).__name__}: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

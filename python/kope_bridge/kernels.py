@@ -1,0 +1,176 @@
+"""What the bridge runs: a PyTorch problem (eager or torch.compile) or a ModelNew candidate, on
+tensors that live in kope's arena (host memory, mirrored on the GPU for a CUDA runner).
+
+Inputs of a call are the problem's forward inputs, then its parameters in named_parameters()
+order (the task's `[torch] parameters`). Parameters are handed to the module with
+torch.func.functional_call, so they are the arena's tensors, not copies. Outputs are copied into
+the arena's output slots after the timed region.
+"""
+import ctypes
+import time
+
+import torch
+
+from . import problem
+from .protocol import DTYPES
+
+# aten operations a candidate may use when the task forbids PyTorch's compute operations:
+# allocation, views, metadata and copies, not arithmetic.
+ALLOWED_WHEN_FORBIDDEN = {
+    "empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "zeros", "zeros_like",
+    "view", "_unsafe_view", "reshape", "as_strided", "expand", "permute", "transpose", "t",
+    "contiguous", "clone", "copy_", "_to_copy", "detach", "alias", "lift_fresh", "size", "stride",
+    "sym_size", "sym_stride", "sym_numel", "unsqueeze", "squeeze", "flatten", "select", "slice",
+    "split", "chunk", "unbind", "resize_", "set_", "is_contiguous", "_local_scalar_dense",
+    "fill_", "zero_", "record_stream",
+}
+
+
+class ForbiddenOp(Exception):
+    pass
+
+
+class _OpGuard(torch.utils._python_dispatch.TorchDispatchMode):
+    """Fails on the first aten compute operation (a candidate that falls back to PyTorch)."""
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        name = func.overloadpacket.__name__
+        if func.namespace == "aten" and name.rstrip("_") not in ALLOWED_WHEN_FORBIDDEN and \
+                name not in ALLOWED_WHEN_FORBIDDEN:
+            raise ForbiddenOp(f"the candidate called the PyTorch operation aten.{name}, "
+                              "which this task forbids")
+        return func(*args, **(kwargs or {}))
+
+
+class KernelError(Exception):
+    """The loaded problem or candidate failed on a call (reported as a non-zero return)."""
+
+
+class TorchKernel:
+    def __init__(self, spec, device):
+        self.spec = spec
+        self.device = device
+        self.mode = spec["mode"]
+        self.n_forward = spec["n_forward_inputs"]
+        self.parameters = spec["parameters"]
+        self.forbid = spec.get("torch_ops", "allow") == "forbid" and self.mode == "modelnew"
+        self.size_sets = spec["size_sets"]
+        self.source = spec["problem"]
+        self.candidate = spec.get("candidate")
+        self.models = {}  # input-shape signature -> (callable, parameter names of that module)
+        flush_library = spec.get("flush_library")
+        self.flusher = None
+        if device == "cpu" and flush_library:
+            lib = ctypes.CDLL(flush_library)
+            lib.kope_flush_from_caches.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+            lib.kope_flush_from_caches.restype = ctypes.c_int
+            self.flusher = lib.kope_flush_from_caches
+        self.l2_buffer = None
+        # Build the model at the first size set now: a broken candidate fails at LOAD.
+        self._model_for(None)
+
+    # -- models per size set ------------------------------------------------------------------
+    def _module(self, globals_):
+        extra = self.candidate if self.mode == "modelnew" else None
+        return problem.load_module(self.source, self.spec.get("problem_name", "problem.py"),
+                                   globals_, extra)
+
+    def _model_for(self, shapes):
+        """The callable for calls whose forward inputs have `shapes` (None: the first set)."""
+        key = None if shapes is None else tuple(tuple(s) for s in shapes)
+        if key in self.models:
+            return self.models[key]
+        chosen = None
+        for size_set in self.size_sets:
+            module = self._module(size_set["globals"])
+            if shapes is None:
+                chosen = module
+                break
+            torch.manual_seed(0)
+            with torch.device("meta"):
+                meta = module.get_inputs()
+            if [list(t.shape) for t in meta[:self.n_forward]] == [list(s) for s in shapes]:
+                chosen = module
+                break
+        if chosen is None:
+            raise KernelError(f"no size set of the task has input shapes {list(key)}")
+        cls = "ModelNew" if self.mode == "modelnew" else "Model"
+        if cls not in chosen.__dict__:
+            raise KernelError("the candidate defines no class ModelNew")
+        model = problem.build_model(chosen, cls, self.device)
+        names = [n for n, _ in model.named_parameters()]
+        if len(names) != len(self.parameters):
+            raise KernelError(f"{cls} has {len(names)} parameters, the task passes "
+                              f"{len(self.parameters)} ({', '.join(self.parameters) or 'none'})")
+
+        def forward(params, inputs):
+            return torch.func.functional_call(model, dict(zip(names, params)), tuple(inputs))
+
+        fn = forward
+        if self.mode == "compile":
+            fn = torch.compile(forward)
+        self.models[key] = (fn, model)
+        return self.models[key]
+
+    # -- calls --------------------------------------------------------------------------------
+    def run(self, inputs):
+        """One forward on arena tensors; returns the outputs as a list of tensors."""
+        fn, _ = self._model_for([list(t.shape) for t in inputs[:self.n_forward]])
+        params = inputs[self.n_forward:]
+        with torch.no_grad():
+            if self.forbid:
+                with _OpGuard():
+                    out = fn(params, inputs[:self.n_forward])
+            else:
+                out = fn(params, inputs[:self.n_forward])
+        return list(out) if isinstance(out, (tuple, list)) else [out]
+
+    def store(self, results, outputs):
+        if len(results) != len(outputs):
+            raise KernelError(f"forward returned {len(results)} tensors, the task expects "
+                              f"{len(outputs)}")
+        for k, (r, o) in enumerate(zip(results, outputs)):
+            if not isinstance(r, torch.Tensor):
+                raise KernelError(f"output {k} is a {type(r).__name__}, not a tensor")
+            if r.dtype != o.dtype:
+                raise KernelError(f"output {k} has dtype {r.dtype}, the task expects {o.dtype}")
+            if r.numel() != o.numel():
+                raise KernelError(f"output {k} has shape {list(r.shape)}, the task expects "
+                                  f"{list(o.shape)}")
+            o.copy_(r.reshape(o.shape))
+
+    def flush(self, ranges, host_address):
+        """Evicts the call's bytes from the caches (host: clflush of each byte range; GPU: a
+        write of twice the L2 size); returns the bytes flushed."""
+        if self.device == "cpu":
+            if self.flusher is None:
+                return 0
+            for offset, nbytes in ranges:
+                self.flusher(host_address + offset, nbytes)
+            return sum(n for _, n in ranges)
+        if self.l2_buffer is None:
+            l2 = torch.cuda.get_device_properties(self.device).L2_cache_size or (64 << 20)
+            self.l2_buffer = torch.empty(2 * l2, dtype=torch.uint8, device=self.device)
+        self.l2_buffer.zero_()
+        return self.l2_buffer.numel()
+
+    def timed(self, inputs, flush_ranges, host_address):
+        """One call timed; returns (ns, results, flushed bytes). `flush_ranges` is None when the
+        caches are not flushed."""
+        flushed = 0 if flush_ranges is None else self.flush(flush_ranges, host_address)
+        if self.device == "cpu":
+            start = time.perf_counter_ns()
+            results = self.run(inputs)
+            return time.perf_counter_ns() - start, results, flushed
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        torch.cuda.synchronize()
+        start.record()
+        results = self.run(inputs)
+        torch.cuda.synchronize()  # work on any stream ends inside the timed region
+        end.record()
+        end.synchronize()
+        return int(start.elapsed_time(end) * 1e6), results, flushed
+
+
+def torch_dtype(kope_dtype):
+    return getattr(torch, DTYPES[kope_dtype][0])

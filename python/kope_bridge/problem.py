@@ -1,0 +1,87 @@
+"""KernelBench-format problems: a Python file defining `Model`, `get_inputs()` and
+`get_init_inputs()`, with its sizes as module-level integers (e.g. `batch_size = 4096`).
+
+A problem is loaded from its source text with chosen values for those integers (its "globals"), so
+one file yields the model at the bench size and at small check sizes alike.
+"""
+import ast
+import sys
+import types
+
+import torch
+
+
+def int_globals(source):
+    """The integers the module assigns at its top level (`batch_size = 4096`, `N = 2048 * 2`),
+    with their values after execution, in file order."""
+    names = []
+    for node in ast.parse(source).body:
+        targets = node.targets if isinstance(node, ast.Assign) else \
+            [node.target] if isinstance(node, ast.AnnAssign) else []
+        for t in targets:
+            if isinstance(t, ast.Name) and t.id not in names:
+                names.append(t.id)
+    module = types.ModuleType("problem")
+    exec(compile(source, "problem.py", "exec"), module.__dict__)
+    return {n: module.__dict__[n] for n in names if type(module.__dict__.get(n)) is int}
+
+
+_loaded = 0
+
+
+def load_module(source, name, overrides=None, extra=None):
+    """Executes `source` as a module, then sets the integer globals in `overrides`.
+
+    Module-level integers are read by get_inputs()/get_init_inputs() when they are called, so
+    setting them after execution resizes the problem. `extra` is executed in the same namespace
+    afterwards (a ModelNew candidate sees the problem's names, as in KernelBench).
+    """
+    global _loaded
+    _loaded += 1
+    module = types.ModuleType(f"kope_problem_{_loaded}")
+    module.__file__ = name
+    # torch.compile looks modules up by name: a registered module keeps it happy.
+    sys.modules[module.__name__] = module
+    exec(compile(source, name, "exec"), module.__dict__)
+    for key, value in (overrides or {}).items():
+        module.__dict__[key] = value
+    # Derived sizes (e.g. `dim2 = dim1 * 2` written after dim1) are not recomputed: the importer
+    # lists every integer the file assigns, so each size set gives all of them explicitly.
+    if extra is not None:
+        exec(compile(extra, "candidate.py", "exec"), module.__dict__)
+    for required in ("Model", "get_inputs", "get_init_inputs"):
+        if required not in module.__dict__:
+            raise ValueError(f"{name}: defines no {required}")
+    return module
+
+
+def build_model(module, cls_name="Model", device="cpu", seed=0):
+    """Instantiates `cls_name(*get_init_inputs())` on `device` with a fixed seed, in eval-free
+    (training) mode as KernelBench does."""
+    torch.manual_seed(seed)
+    init = module.get_init_inputs()
+    with torch.device(device):
+        model = getattr(module, cls_name)(*init)
+    return model
+
+
+def describe(module, device="meta"):
+    """Shapes and dtypes of inputs, parameters and outputs, without computing (meta device)."""
+    torch.manual_seed(0)
+    with torch.device(device):
+        inputs = module.get_inputs()
+        model = build_model(module, device=device)
+        with torch.no_grad():
+            out = model(*inputs)
+    outs = list(out) if isinstance(out, (tuple, list)) else [out]
+
+    def info(t):
+        if not isinstance(t, torch.Tensor):
+            raise ValueError(f"expected tensors, got {type(t).__name__}")
+        return {"dtype": str(t.dtype).replace("torch.", ""), "shape": list(t.shape)}
+
+    return {
+        "inputs": [info(t) for t in inputs],
+        "parameters": [dict(info(p), name=n) for n, p in model.named_parameters()],
+        "outputs": [info(t) for t in outs],
+    }

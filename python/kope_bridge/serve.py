@@ -1,0 +1,242 @@
+"""The bridge's server loop: `python3 kope_bridge_main.py --serve --control-fd 3 --kernels DIR ...`
+with the arguments kope-runner takes (src/runner/runner_main.cc).
+
+Confinement: the parent starts the bridge inside bubblewrap exactly like kope-runner; the bridge
+applies the resource limits itself. It installs no seccomp filter (torch.compile runs the C++
+compiler, which needs exec): the hello message says so, and kope reports it with the outcome.
+"""
+import argparse
+import json
+import mmap
+import os
+import resource
+import sys
+import traceback
+
+from . import protocol as p
+
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(prog="kope-bridge")
+    ap.add_argument("--serve", action="store_true", required=True)
+    ap.add_argument("--control-fd", type=int, required=True)
+    ap.add_argument("--kernels", required=True)
+    ap.add_argument("--cpu-seconds", type=int, default=0)
+    ap.add_argument("--max-file-bytes", type=int, default=0)
+    ap.add_argument("--max-address-space-bytes", type=int, default=0)
+    ap.add_argument("--max-processes", type=int, default=0)
+    ap.add_argument("--max-data-bytes", type=int, default=0)
+    ap.add_argument("--allow-network", action="store_true")
+    ap.add_argument("--device", default="")
+    ap.add_argument("--max-device-bytes", type=int, default=0)
+    return ap.parse_args(argv)
+
+
+def apply_limits(args):
+    """The same rlimits as kope-runner; returns notes on any that could not be set."""
+    notes = []
+    limits = [(resource.RLIMIT_CPU, args.cpu_seconds), (resource.RLIMIT_FSIZE, args.max_file_bytes),
+              (resource.RLIMIT_AS, args.max_address_space_bytes),
+              (resource.RLIMIT_DATA, args.max_data_bytes), (resource.RLIMIT_CORE, None)]
+    if os.geteuid() != 0:
+        limits.append((resource.RLIMIT_NPROC, args.max_processes))
+    for which, value in limits:
+        if value == 0:
+            continue
+        value = 0 if value is None else value
+        try:
+            resource.setrlimit(which, (value, value))
+        except (ValueError, OSError) as e:
+            notes.append(f"rlimit {which}: {e}")
+    return notes
+
+
+class Server:
+    def __init__(self, args, channel):
+        self.args = args
+        self.channel = channel
+        self.kernels_dir = os.path.normpath(args.kernels)
+        self.device = "cpu"
+        if args.device:
+            self.device = "cuda:0"  # CUDA_VISIBLE_DEVICES selects the GPU
+        self.kernel = None
+        self.arena = None  # mmap
+        self.arena_bytes = 0
+        self.host = None  # torch uint8 tensor over the arena
+        self.mirror = None  # device copy of the arena (GPU runner)
+        self.host_address = 0
+
+    def run(self):
+        import torch  # once per runner, never per call
+        self.torch = torch
+        torch.set_grad_enabled(False)
+        if self.device != "cpu" and self.args.max_device_bytes:
+            total = torch.cuda.get_device_properties(0).total_memory
+            torch.cuda.set_per_process_memory_fraction(
+                min(1.0, self.args.max_device_bytes / total), 0)
+        while True:
+            try:
+                mtype, payload, fds = self.channel.receive()
+            except (EOFError, ConnectionError):
+                return 0
+            map_fd = fds[0] if fds and mtype == p.MAP else -1
+            for fd in fds:
+                if fd != map_fd:
+                    os.close(fd)
+            if mtype == p.QUIT:
+                return 0
+            reader = p.Reader(payload)
+            try:
+                handler = {p.LOAD: self.load, p.MAP: self.map, p.CALL: self.call,
+                           p.TIME: self.time}.get(mtype)
+                if handler is None:
+                    raise p.ProtocolError("unexpected message type")
+                reply = handler(reader, map_fd) if mtype == p.MAP else handler(reader)
+            except p.ProtocolError as e:
+                reply = p.reply_payload(p.BAD_REQUEST, message=str(e))
+            finally:
+                if map_fd >= 0:
+                    os.close(map_fd)
+            self.channel.send(p.REPLY, reply)
+
+    # -- requests -----------------------------------------------------------------------------
+    def load(self, r):
+        path = os.path.normpath(r.string(4096))
+        if not r.at_end():
+            raise p.ProtocolError("malformed LOAD")
+        if self.kernel is not None:
+            raise p.ProtocolError("a kernel is already loaded")
+        if os.path.dirname(path) != self.kernels_dir:
+            raise p.ProtocolError(f"kernels are loaded from {self.kernels_dir} only")
+        from .kernels import TorchKernel
+        try:
+            with open(path) as f:
+                spec = json.load(f)
+            self.kernel = TorchKernel(spec, self.device)
+        except Exception as e:  # the problem or candidate failed to load: the kernel's fault
+            return p.reply_payload(p.LOAD_ERROR, message=describe_error(e))
+        return p.reply_payload()
+
+    def map(self, r, fd):
+        nbytes = r.take("=Q")
+        if not r.at_end() or fd < 0 or nbytes == 0:
+            raise p.ProtocolError("malformed MAP")
+        if os.fstat(fd).st_size < nbytes:
+            raise p.ProtocolError("the arena descriptor is smaller than announced")
+        torch = self.torch
+        self.arena = mmap.mmap(fd, nbytes, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+        self.arena_bytes = nbytes
+        self.host = torch.frombuffer(self.arena, dtype=torch.uint8)
+        self.host_address = self.host.data_ptr()
+        self.mirror = None
+        if self.device != "cpu":
+            self.mirror = torch.empty(nbytes, dtype=torch.uint8, device=self.device)
+        return p.reply_payload()
+
+    def ready(self):
+        if self.kernel is None:
+            raise p.ProtocolError("no kernel loaded")
+        if self.host is None:
+            raise p.ProtocolError("no arena mapped")
+
+    def view(self, base, slot):
+        from .kernels import torch_dtype
+        offset, nbytes = slot.byte_range(self.arena_bytes)
+        dtype = torch_dtype(slot.dtype)
+        size = p.DTYPES[slot.dtype][1]
+        flat = base[offset:offset + nbytes].view(dtype) if nbytes else \
+            base[offset:offset].view(dtype)
+        strides = slot.strides or p.contiguous_strides(slot.shape)
+        return flat.as_strided(slot.shape, strides) if nbytes else \
+            self.torch.empty(slot.shape, dtype=dtype, device=base.device)
+
+    def tensors(self, spec):
+        base = self.mirror if self.mirror is not None else self.host
+        return ([self.view(base, s) for s in spec.inputs], [self.view(base, s) for s in spec.outputs])
+
+    def ranges(self, spec):
+        return [s.byte_range(self.arena_bytes) for s in spec.inputs + spec.outputs]
+
+    def upload(self, spec):
+        if self.mirror is not None:
+            for offset, nbytes in self.ranges(spec):
+                self.mirror[offset:offset + nbytes].copy_(self.host[offset:offset + nbytes])
+
+    def download(self, spec):
+        if self.mirror is not None:
+            self.torch.cuda.synchronize()
+            for s in spec.outputs:
+                offset, nbytes = s.byte_range(self.arena_bytes)
+                self.host[offset:offset + nbytes].copy_(self.mirror[offset:offset + nbytes])
+
+    def call(self, r):
+        self.ready()
+        spec = r.call_spec(self.arena_bytes)
+        if not r.at_end():
+            raise p.ProtocolError("trailing bytes after CALL")
+        return self.timed_calls([spec], 1, False)
+
+    def time(self, r):
+        self.ready()
+        count, flush, n = r.take("=I"), r.take("=B"), r.take("=I")
+        if n == 0 or n > p.MAX_ROTATION or count > p.MAX_TIMED_CALLS:
+            raise p.ProtocolError("malformed TIME")
+        rotation = [r.call_spec(self.arena_bytes) for _ in range(n)]
+        if not r.at_end():
+            raise p.ProtocolError("trailing bytes after TIME")
+        return self.timed_calls(rotation, count, bool(flush))
+
+    def timed_calls(self, rotation, count, flush):
+        from .kernels import KernelError
+        ns, flushed = [], 0
+        views = []
+        for spec in rotation:
+            self.upload(spec)
+            views.append(self.tensors(spec))
+        ranges = [self.ranges(spec) for spec in rotation]
+        try:
+            for i in range(count):
+                k = i % len(rotation)
+                inputs, outputs = views[k]
+                t, results, f = self.kernel.timed(inputs, ranges[k] if flush else None,
+                                                  self.host_address)
+                ns.append(t)
+                flushed += f
+                if i + len(rotation) >= count:  # the last call on each set leaves its outputs
+                    self.kernel.store(results, outputs)
+            for spec in rotation:
+                self.download(spec)
+        except (KernelError, Exception) as e:  # noqa: B014 - any failure of the model's code
+            if isinstance(e, p.ProtocolError):
+                raise
+            return p.reply_payload(p.KERNEL_ERROR, rc=1, flushed_bytes=flushed, ns=ns,
+                                   message=describe_error(e))
+        return p.reply_payload(ns=ns, flushed_bytes=flushed)
+
+
+def describe_error(e):
+    tb = traceback.extract_tb(e.__traceback__)
+    where = ""
+    for frame in reversed(tb):
+        if frame.filename in ("candidate.py", "problem.py") or frame.filename.endswith(".py") and \
+                "kope_bridge" not in frame.filename:
+            where = f" ({os.path.basename(frame.filename)}:{frame.lineno})"
+            break
+    return f"{type(e).__name__}: {e}{where}"
+
+
+def main(argv=None):
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    # torch.compile's caches and the user name it asks for live in the sandbox's own tmpfs.
+    work = os.getcwd()
+    os.environ.setdefault("USER", "kope")
+    os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", os.path.join(work, "inductor"))
+    os.environ.setdefault("TRITON_CACHE_DIR", os.path.join(work, "triton"))
+    os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
+    os.environ.setdefault("TORCH_EXTENSIONS_DIR", os.path.join(work, "extensions"))
+    notes = apply_limits(args)
+    notes.append("python bridge: bubblewrap and rlimits, no seccomp filter (torch.compile "
+                 "runs a compiler)")
+    channel = p.Channel(args.control_fd)
+    channel.send(p.HELLO, p.hello_payload(False, True, notes))
+    return Server(args, channel).run()

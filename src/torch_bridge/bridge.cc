@@ -1,0 +1,148 @@
+#include "kope/torch_bridge/bridge.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "kope/base/subprocess.h"
+
+namespace kope {
+namespace {
+
+namespace fs = std::filesystem;
+
+Result<std::string> ReadText(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::NotFound("cannot read " + path.string());
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string Trimmed(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  const size_t cut = s.rfind('\n');
+  return s.size() > 1500 && cut != std::string::npos ? s.substr(cut + 1) : s;
+}
+
+Result<TorchBridge> LocateBridge() {
+  TorchBridge bridge;
+  bridge.package_dir = fs::path(KOPE_SOURCE_DIR) / "python";
+  if (const char* env = std::getenv("KOPE_PYTHON"); env != nullptr && *env != '\0') {
+    bridge.python = env;
+  } else {
+    bridge.python = fs::path(KOPE_SOURCE_DIR) / ".venv" / "bin" / "python3";
+  }
+  std::error_code ec;
+  if (!fs::exists(bridge.python, ec)) {
+    return Status::NotFound("no Python for the PyTorch bridge at " + bridge.python.string() +
+                            ": run scripts/setup (it makes .venv with PyTorch) or set KOPE_PYTHON");
+  }
+  // The environment's root: <root>/bin/python3.
+  bridge.environment = fs::absolute(bridge.python).parent_path().parent_path();
+  const fs::path flush = fs::path(KOPE_FLUSH_LIBRARY);
+  if (fs::exists(flush, ec)) bridge.flush_library = flush;
+  ProcessOptions options;
+  options.timeout_seconds = 120;
+  Result<ProcessResult> probe =
+      RunProcess({bridge.python.string(), "-c", "import torch, numpy"}, options);
+  if (!probe.ok()) return probe.status().WithContext("starting " + bridge.python.string());
+  if (!probe->ok()) {
+    return Status::NotFound(bridge.python.string() + " cannot import PyTorch (" +
+                            Trimmed(probe->output) + "): run scripts/setup or set KOPE_PYTHON");
+  }
+  return bridge;
+}
+
+}  // namespace
+
+Result<TorchBridge> FindTorchBridge() {
+  static std::once_flag once;
+  static Result<TorchBridge> found = Status::Internal("unset");
+  std::call_once(once, [] { found = LocateBridge(); });
+  return found;
+}
+
+void UseTorchBridge(const TorchBridge& bridge, RunnerOptions* options) {
+  options->runner_exe = bridge.python;
+  options->exe_args = {"-B", (bridge.package_dir / "kope_bridge_main.py").string()};
+  options->sandbox.read_only.push_back(bridge.environment);
+  options->sandbox.read_only.push_back(bridge.package_dir);
+  if (!bridge.flush_library.empty()) options->sandbox.read_only.push_back(bridge.flush_library);
+}
+
+std::string_view TorchModeName(TorchMode mode) {
+  switch (mode) {
+    case TorchMode::kEager:
+      return "eager";
+    case TorchMode::kCompile:
+      return "compile";
+    case TorchMode::kModelNew:
+      return "modelnew";
+  }
+  return "eager";
+}
+
+bool IsTorchCandidateName(std::string_view name) {
+  return name.size() > 3 && name.substr(name.size() - 3) == ".py";
+}
+
+Result<fs::path> WriteTorchArtifact(const Task& task, TorchMode mode,
+                                    std::string_view candidate_source, const TorchBridge& bridge,
+                                    const fs::path& dir, const std::string& file_name) {
+  auto source_it = task.baselines.find("torch");
+  if (source_it == task.baselines.end() || !task.torch) {
+    return Status::InvalidArgument("task " + task.name + " has no PyTorch baseline");
+  }
+  KOPE_ASSIGN_OR_RETURN(std::string problem, ReadText(source_it->second.path));
+  nlohmann::json spec;
+  spec["mode"] = TorchModeName(mode);
+  spec["problem"] = problem;
+  spec["problem_name"] = source_it->second.path.filename().string();
+  if (mode == TorchMode::kModelNew) spec["candidate"] = std::string(candidate_source);
+  spec["n_forward_inputs"] = task.inputs.size() - task.torch->parameters.size();
+  spec["parameters"] = task.torch->parameters;
+  spec["torch_ops"] = task.torch->forbid_torch_ops ? "forbid" : "allow";
+  if (!bridge.flush_library.empty()) spec["flush_library"] = bridge.flush_library.string();
+  nlohmann::json sets = nlohmann::json::array();
+  for (const SizeSet& set : AllSizeSets(task)) {
+    nlohmann::json globals = nlohmann::json::object();
+    for (const std::string& g : task.torch->globals) {
+      auto it = set.sizes.find(g);
+      if (it != set.sizes.end()) globals[g] = it->second;
+    }
+    sets.push_back({{"label", set.label}, {"globals", globals}});
+  }
+  spec["size_sets"] = sets;
+  const fs::path path = dir / file_name;
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << spec.dump();
+  if (!out.good()) return Status::IoError("cannot write " + path.string());
+  return path;
+}
+
+Result<Task> ImportKernelBenchProblem(const TorchBridge& bridge, const fs::path& problem,
+                                      const fs::path& out_dir) {
+  std::error_code ec;
+  if (!fs::is_regular_file(problem, ec)) {
+    return Status::NotFound(problem.string() + ": no such problem file");
+  }
+  ProcessOptions options;
+  options.timeout_seconds = 600;
+  options.working_dir = bridge.package_dir;
+  Result<ProcessResult> run = RunProcess(
+      {bridge.python.string(), "-B", "-m", "kope_bridge.importer",
+       fs::absolute(problem).string(), fs::absolute(out_dir).string()},
+      options);
+  if (!run.ok()) return run.status().WithContext("importing " + problem.string());
+  if (!run->ok()) {
+    return Status::InvalidArgument(problem.string() + ": cannot import: " + Trimmed(run->output));
+  }
+  return LoadTask(out_dir);
+}
+
+}  // namespace kope
