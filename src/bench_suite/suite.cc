@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "kope/agent/progress.h"
+#include "kope/torch_bridge/bridge.h"
 
 namespace kope::bench_suite {
 namespace {
@@ -39,7 +40,7 @@ class Suite {
         name_(std::move(name)) {}
 
   void RunTask(TaskResult* result) {
-    Result<Task> task = LoadTask(result->dir);
+    Result<Task> task = LoadTaskOrProblem(result->dir);
     if (!task.ok()) {
       result->status = "error";
       result->error = task.status().message();
@@ -113,7 +114,8 @@ std::vector<fs::path> FindSuiteTasks(const fs::path& dir) {
   if (fs::is_regular_file(dir / "task.toml", ec)) return {dir};
   std::vector<fs::path> tasks;
   for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec)) {
-    if (entry.is_directory(ec) && fs::is_regular_file(entry.path() / "task.toml", ec)) {
+    if ((entry.is_directory(ec) && fs::is_regular_file(entry.path() / "task.toml", ec)) ||
+        IsKernelBenchProblem(entry.path())) {
       tasks.push_back(entry.path());
     }
   }
@@ -128,7 +130,7 @@ Result<SuiteReport> RunSuite(memory::GraphStore& store, Backend& backend,
   std::vector<fs::path> dirs = FindSuiteTasks(dir);
   if (dirs.empty()) {
     return Status::NotFound("no task in " + dir.string() +
-                            " (a folder with task.toml, or sub-folders with one)");
+                            " (a folder with task.toml, sub-folders with one, or KernelBench problem files)");
   }
   SuiteReport report;
   report.dir = dir;

@@ -14,6 +14,7 @@ void RegisterLlmCommand(CLI::App& app, int* exit_code);
 void RegisterOptimizeCommand(CLI::App& app, int* exit_code);
 void RegisterBenchCommand(CLI::App& app, int* exit_code);
 void RegisterContextCommand(CLI::App& app, int* exit_code);
+void RegisterImportCommand(CLI::App& app, int* exit_code);
 
 }  // namespace kope::cli
 

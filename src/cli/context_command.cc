@@ -17,6 +17,7 @@
 #include <string>
 
 #include "commands.h"
+#include "kope/torch_bridge/bridge.h"
 #include "kope/backend/cpu/cpu_backend.h"
 #include "kope/context/context_builder.h"
 #include "kope/context/token_counter.h"
@@ -143,7 +144,7 @@ int RunContext(const ContextArgs& args) {
 
   std::optional<Task> task;
   if (std::filesystem::is_directory(args.task)) {
-    Result<Task> loaded = LoadTask(args.task);
+    Result<Task> loaded = LoadTaskOrProblem(args.task);
     if (!loaded.ok()) return Fail(loaded.status());
     task = std::move(*loaded);
     request.task = &*task;

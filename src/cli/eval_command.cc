@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "commands.h"
+#include "kope/torch_bridge/bridge.h"
 #include "kope/agent/graph_nodes.h"
 #include "kope/backend/cpu/cpu_backend.h"
 #include "kope/eval/evaluator.h"
@@ -75,7 +76,7 @@ Status RecordOutcome(memory::GraphStore& store, const std::string& location, con
 }
 
 int RunEval(const EvalArgs& args) {
-  Result<Task> task = LoadTask(args.task);
+  Result<Task> task = LoadTaskOrProblem(args.task);
   if (!task.ok()) {
     std::cerr << "kope eval: " << task.status().message() << "\n";
     return 2;
@@ -158,7 +159,7 @@ void RegisterEvalCommand(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<EvalArgs>();
   CLI::App* cmd = app.add_subcommand(
       "eval", "Verify and time one candidate kernel against a task's reference and baseline");
-  cmd->add_option("task", args->task, "Task folder (holding task.toml)")->required();
+  cmd->add_option("task", args->task, "Task folder (holding task.toml), or a KernelBench problem file (.py)")->required();
   cmd->add_option("candidate", args->candidate, "Candidate kernel source file")->required();
   cmd->add_flag("--json", args->json, "Print the full outcome record as JSON");
   cmd->add_flag("--confirm", args->confirm,

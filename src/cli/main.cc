@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   kope::cli::RegisterOptimizeCommand(app, &exit_code);
   kope::cli::RegisterBenchCommand(app, &exit_code);
   kope::cli::RegisterContextCommand(app, &exit_code);
+  kope::cli::RegisterImportCommand(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "commands.h"
+#include "kope/torch_bridge/bridge.h"
 #include "kope/agent/backend_choice.h"
 #include "kope/agent/episode.h"
 #include "kope/agent/progress.h"
@@ -52,7 +53,7 @@ struct OptimizeArgs {
 };
 
 int RunOptimize(const OptimizeArgs& args) {
-  Result<Task> task = LoadTask(args.task);
+  Result<Task> task = LoadTaskOrProblem(args.task);
   if (!task.ok()) {
     std::cerr << "kope optimize: " << task.status().message() << "\n";
     return 2;
@@ -152,7 +153,7 @@ void RegisterOptimizeCommand(CLI::App& app, int* exit_code) {
   CLI::App* cmd = app.add_subcommand(
       "optimize",
       "Optimize one task: propose, evaluate, record and reflect until a budget or a stop rule");
-  cmd->add_option("task", args->task, "Task folder (holding task.toml)")->required();
+  cmd->add_option("task", args->task, "Task folder (holding task.toml), or a KernelBench problem file (.py)")->required();
   cmd->add_option("--llm", args->provider,
                   "Propose with an LLM: --llm for the configuration's default provider, "
                   "--llm=NAME for another (put it after TASK)")

@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "kope/backend/backend.h"
+#include "kope/base/hash.h"
 #include "kope/base/subprocess.h"
 
 namespace kope {
@@ -143,6 +145,38 @@ Result<Task> ImportKernelBenchProblem(const TorchBridge& bridge, const fs::path&
     return Status::InvalidArgument(problem.string() + ": cannot import: " + Trimmed(run->output));
   }
   return LoadTask(out_dir);
+}
+
+bool IsKernelBenchProblem(const fs::path& path) {
+  std::error_code ec;
+  return path.extension() == ".py" && fs::is_regular_file(path, ec);
+}
+
+Result<Task> LoadTaskOrProblem(const fs::path& path) {
+  if (!IsKernelBenchProblem(path)) return LoadTask(path);
+  KOPE_ASSIGN_OR_RETURN(std::string source, ReadText(path));
+  // Keyed by the problem's text and the importer's own sources: a changed importer re-imports.
+  std::string key_material = source;
+  for (const char* part : {"importer.py", "problem.py"}) {
+    Result<std::string> text = ReadText(fs::path(KOPE_SOURCE_DIR) / "python/kope_bridge" / part);
+    if (text.ok()) key_material += *text;
+  }
+  const fs::path dir = DefaultCacheDir() / "kernelbench" /
+                       (path.stem().string() + "-" + ContentHash(key_material).substr(0, 16));
+  std::error_code ec;
+  if (fs::is_regular_file(dir / "task.toml", ec)) return LoadTask(dir);
+  KOPE_ASSIGN_OR_RETURN(TorchBridge bridge, FindTorchBridge());
+  // Imported beside, then renamed: a crash never leaves a half-written task in the cache.
+  const fs::path partial = dir.string() + ".partial-" + std::to_string(::getpid());
+  fs::remove_all(partial, ec);
+  Result<Task> imported = ImportKernelBenchProblem(bridge, path, partial);
+  if (!imported.ok()) {
+    fs::remove_all(partial, ec);
+    return imported.status();
+  }
+  fs::rename(partial, dir, ec);
+  if (ec) fs::remove_all(partial, ec);  // another process got there first
+  return LoadTask(dir);
 }
 
 }  // namespace kope

@@ -1,7 +1,8 @@
 // Suites: `kope bench DIR` runs an episode on every task of a folder and reports on them all.
 //
-// The tasks are DIR itself when it holds task.toml, else every sub-folder of DIR that does, in
-// name order. Each task gets one episode (agent::RunEpisode) labelled "bench:NAME" (NAME: the
+// The tasks are DIR itself when it holds task.toml, else every sub-folder of DIR that does and
+// every KernelBench problem file (*.py, imported on first use: torch_bridge/bridge.h), in name
+// order. Each task gets one episode (agent::RunEpisode) labelled "bench:NAME" (NAME: the
 // suite's name, by default DIR's folder name). A suite is resumable: a task whose latest run
 // with that label is finished is reported from the graph and not run again; an unfinished one is
 // resumed. `fresh` starts new runs for every task. Up to `jobs` episodes run at once, each on its

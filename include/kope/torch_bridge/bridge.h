@@ -59,6 +59,13 @@ Result<Task> ImportKernelBenchProblem(const TorchBridge& bridge,
                                       const std::filesystem::path& problem,
                                       const std::filesystem::path& out_dir);
 
+// Whether `path` names a KernelBench problem file (a regular .py file).
+bool IsKernelBenchProblem(const std::filesystem::path& path);
+
+// Loads a task folder, or a KernelBench problem file evaluated in place: the file is imported
+// once into kope's cache (DefaultCacheDir()/kernelbench/<content hash>) and loaded from there.
+Result<Task> LoadTaskOrProblem(const std::filesystem::path& path);
+
 }  // namespace kope
 
 #endif  // KOPE_TORCH_BRIDGE_BRIDGE_H_
