@@ -1,0 +1,341 @@
+// KernelBench-format problems through the Python bridge: each problem in
+// src/torch_bridge/testdata/problems is imported once (ImportKernelBenchProblem), the generated
+// task is checked, and every candidate in testdata/cases.toml, native (.cc) or ModelNew (.py),
+// must get its expected verdict. Skips when there is no bridge (scripts/setup makes .venv).
+#include <gtest/gtest.h>
+#include <stdlib.h>  // mkdtemp
+#include <toml++/toml.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "kope/backend/cpu/cpu_backend.h"
+#include "kope/eval/evaluator.h"
+#include "kope/torch_bridge/bridge.h"
+
+namespace kope {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path TestData() { return fs::path(KOPE_SOURCE_DIR) / "src/torch_bridge/testdata"; }
+
+std::string ReadAll(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// One temporary folder for the whole binary, removed when the tests end.
+const fs::path& ScratchDir() {
+  static const fs::path dir = [] {
+    std::string pattern = (fs::temp_directory_path() / "kope-torch-bridge-test-XXXXXX").string();
+    if (mkdtemp(pattern.data()) == nullptr) return fs::path();
+    return fs::path(pattern);
+  }();
+  return dir;
+}
+
+class RemoveScratch : public ::testing::Environment {
+ public:
+  void TearDown() override {
+    std::error_code ec;
+    if (!ScratchDir().empty()) fs::remove_all(ScratchDir(), ec);
+  }
+};
+::testing::Environment* const kRemoveScratch =
+    ::testing::AddGlobalTestEnvironment(new RemoveScratch);
+
+// Imports `problem` (testdata/problems/<problem>.py) once; with `ops` set, a copy of the import
+// whose task.toml has `ops = "<ops>"` in its [torch] table.
+Result<Task> ImportedTask(const std::string& problem, const std::string& ops) {
+  static std::mutex mu;
+  static std::map<std::string, Result<Task>> imported;
+  std::lock_guard<std::mutex> lock(mu);
+  const std::string key = problem + (ops.empty() ? "" : "_ops_" + ops);
+  if (auto it = imported.find(key); it != imported.end()) return it->second;
+  KOPE_ASSIGN_OR_RETURN(TorchBridge bridge, FindTorchBridge());
+  if (ScratchDir().empty()) return Status::IoError("cannot make a temporary folder");
+  const fs::path base = ScratchDir() / problem;
+  if (!imported.count(problem)) {
+    imported.emplace(problem, ImportKernelBenchProblem(
+                                  bridge, TestData() / "problems" / (problem + ".py"), base));
+  }
+  const Result<Task>& plain = imported.at(problem);
+  if (ops.empty() || !plain.ok()) return plain;
+  const fs::path dir = ScratchDir() / key;
+  fs::create_directories(dir);
+  fs::copy(base, dir, fs::copy_options::recursive | fs::copy_options::overwrite_existing);
+  std::string toml = ReadAll(base / "task.toml");
+  const std::string line = "ops = \"allow\"";
+  const size_t at = toml.find(line);
+  if (at == std::string::npos) {
+    return Status::InvalidArgument((base / "task.toml").string() + ": no line " + line);
+  }
+  toml.replace(at, line.size(), "ops = \"" + ops + "\"");
+  std::ofstream(dir / "task.toml", std::ios::binary | std::ios::trunc) << toml;
+  return imported.emplace(key, LoadTask(dir)).first->second;
+}
+
+#define KOPE_REQUIRE_BRIDGE()                                            \
+  do {                                                                   \
+    Result<TorchBridge> found = FindTorchBridge();                       \
+    if (!found.ok()) GTEST_SKIP() << found.status().message();           \
+  } while (0)
+
+std::vector<std::string> ShapeOf(const TensorSpec& spec) {
+  std::vector<std::string> dims;
+  for (const Expr& e : spec.shape) dims.push_back(e.text());
+  return dims;
+}
+
+std::vector<std::string> Names(const std::vector<TensorSpec>& specs) {
+  std::vector<std::string> names;
+  for (const TensorSpec& s : specs) names.push_back(s.name);
+  return names;
+}
+
+using Shape = std::vector<std::string>;
+using Sizes = std::map<std::string, int64_t>;
+
+// What every imported task shares: a torch baseline (the copied problem), checks that include a
+// size of 1, sizes given for every global in every set, ops allowed by default.
+void ExpectCommon(const Task& task, const std::string& problem,
+                  const std::vector<std::string>& globals) {
+  EXPECT_EQ(task.name, "kb_" + problem);
+  ASSERT_TRUE(task.torch.has_value());
+  EXPECT_EQ(task.torch->globals, globals);
+  EXPECT_FALSE(task.torch->forbid_torch_ops);
+  ASSERT_EQ(task.baselines.count("torch"), 1u);
+  EXPECT_EQ(task.baselines.at("torch").language, "torch");
+  EXPECT_EQ(ReadAll(task.baselines.at("torch").path),
+            ReadAll(TestData() / "problems" / (problem + ".py")));
+  ASSERT_FALSE(task.checks.empty());
+  bool has_one = false;
+  for (const SizeSet& set : AllSizeSets(task)) {
+    for (const std::string& g : globals) {
+      EXPECT_EQ(set.sizes.count(g), 1u) << set.label << " lacks " << g;
+    }
+    if (set.label != "bench") {
+      for (const auto& [name, value] : set.sizes) has_one = has_one || value == 1;
+    }
+  }
+  EXPECT_TRUE(has_one) << "no check set has a size of 1";
+  // Small problems need no separate CPU bench set.
+  EXPECT_TRUE(task.language_bench.empty());
+  EXPECT_TRUE(task.bytes.has_value());
+}
+
+TEST(TorchBridgeImport, ScaledReluHasOneInputAndNoParameters) {
+  KOPE_REQUIRE_BRIDGE();
+  Result<Task> task = ImportedTask("scaled_relu", "");
+  ASSERT_TRUE(task.ok()) << task.status().ToString();
+  // `scale = 1.5` is a float: a constructor argument, not a size.
+  ExpectCommon(*task, "scaled_relu", {"batch_size", "dim"});
+  EXPECT_EQ(task->family, "elementwise");
+  EXPECT_EQ(Names(task->inputs), (std::vector<std::string>{"x"}));
+  EXPECT_EQ(ShapeOf(task->inputs[0]), (Shape{"batch_size", "dim"}));
+  EXPECT_EQ(task->inputs[0].dtype, KOPE_F32);
+  ASSERT_EQ(task->outputs.size(), 1u);
+  EXPECT_EQ(ShapeOf(task->outputs[0]), (Shape{"batch_size", "dim"}));
+  EXPECT_TRUE(task->torch->parameters.empty());
+  EXPECT_EQ(task->bench.sizes, (Sizes{{"batch_size", 64}, {"dim", 1000}}));
+}
+
+TEST(TorchBridgeImport, RowSoftmaxKeepsItsShape) {
+  KOPE_REQUIRE_BRIDGE();
+  Result<Task> task = ImportedTask("row_softmax", "");
+  ASSERT_TRUE(task.ok()) << task.status().ToString();
+  ExpectCommon(*task, "row_softmax", {"batch_size", "dim"});
+  EXPECT_EQ(task->family, "softmax");
+  EXPECT_EQ(Names(task->inputs), (std::vector<std::string>{"x"}));
+  EXPECT_EQ(ShapeOf(task->outputs[0]), (Shape{"batch_size", "dim"}));
+  EXPECT_TRUE(task->torch->parameters.empty());
+  EXPECT_EQ(task->bench.sizes, (Sizes{{"batch_size", 64}, {"dim", 1000}}));
+}
+
+TEST(TorchBridgeImport, LinearGeluPassesItsParametersAsInputs) {
+  KOPE_REQUIRE_BRIDGE();
+  Result<Task> task = ImportedTask("linear_gelu", "");
+  ASSERT_TRUE(task.ok()) << task.status().ToString();
+  ExpectCommon(*task, "linear_gelu", {"batch_size", "in_features", "out_features"});
+  // Forward inputs first, then named_parameters() order.
+  EXPECT_EQ(task->torch->parameters,
+            (std::vector<std::string>{"linear.weight", "linear.bias"}));
+  ASSERT_EQ(Names(task->inputs),
+            (std::vector<std::string>{"x", "linear_weight", "linear_bias"}));
+  EXPECT_EQ(ShapeOf(task->inputs[0]), (Shape{"batch_size", "in_features"}));
+  EXPECT_EQ(ShapeOf(task->inputs[1]), (Shape{"out_features", "in_features"}));
+  EXPECT_EQ(ShapeOf(task->inputs[2]), (Shape{"out_features"}));
+  ASSERT_EQ(task->outputs.size(), 1u);
+  EXPECT_EQ(ShapeOf(task->outputs[0]), (Shape{"batch_size", "out_features"}));
+  EXPECT_EQ(task->bench.sizes,
+            (Sizes{{"batch_size", 64}, {"in_features", 256}, {"out_features", 128}}));
+}
+
+TEST(TorchBridgeImport, SumRowsReducesToOneValuePerRow) {
+  KOPE_REQUIRE_BRIDGE();
+  Result<Task> task = ImportedTask("sum_rows", "");
+  ASSERT_TRUE(task.ok()) << task.status().ToString();
+  ExpectCommon(*task, "sum_rows", {"batch_size", "dim"});
+  EXPECT_EQ(task->family, "reduction");
+  EXPECT_EQ(ShapeOf(task->inputs[0]), (Shape{"batch_size", "dim"}));
+  ASSERT_EQ(task->outputs.size(), 1u);
+  EXPECT_EQ(ShapeOf(task->outputs[0]), (Shape{"batch_size"}));
+  EXPECT_EQ(task->bench.sizes, (Sizes{{"batch_size", 64}, {"dim", 1000}}));
+}
+
+TEST(TorchBridgeImport, OpsLineRewriteForbidsTorchOps) {
+  KOPE_REQUIRE_BRIDGE();
+  Result<Task> task = ImportedTask("scaled_relu", "forbid");
+  ASSERT_TRUE(task.ok()) << task.status().ToString();
+  ASSERT_TRUE(task->torch.has_value());
+  EXPECT_TRUE(task->torch->forbid_torch_ops);
+}
+
+TEST(TorchBridgeImport, ProblemWithoutModelIsInvalidArgumentNamingTheFile) {
+  KOPE_REQUIRE_BRIDGE();
+  ASSERT_FALSE(ScratchDir().empty());
+  const fs::path broken = TestData() / "broken" / "no_model.py";
+  Result<Task> task =
+      ImportKernelBenchProblem(*FindTorchBridge(), broken, ScratchDir() / "no_model");
+  ASSERT_FALSE(task.ok());
+  EXPECT_EQ(task.status().code(), StatusCode::kInvalidArgument) << task.status().ToString();
+  EXPECT_NE(task.status().message().find(broken.string()), std::string::npos)
+      << task.status().message();
+  EXPECT_NE(task.status().message().find("Model"), std::string::npos)
+      << task.status().message();
+}
+
+TEST(TorchBridgeImport, MissingProblemFileIsNotFound) {
+  KOPE_REQUIRE_BRIDGE();
+  Result<Task> task = ImportKernelBenchProblem(
+      *FindTorchBridge(), TestData() / "problems" / "no_such_problem.py", ScratchDir() / "none");
+  ASSERT_FALSE(task.ok());
+  EXPECT_EQ(task.status().code(), StatusCode::kNotFound) << task.status().ToString();
+}
+
+// --- the cases --------------------------------------------------------------------------------
+
+struct Case {
+  std::string name;
+  std::string problem;
+  fs::path candidate;
+  std::string ops;  // empty: the imported task as is
+  std::string expected;
+  std::string message;  // a part of the outcome's message or runtime detail; may be empty
+  bool slow = false;    // runs only with KOPE_SLOW_TESTS set (a valid verdict costs a torch.compile)
+  std::string skip;
+};
+
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
+
+std::vector<Case> LoadCases() {
+  std::vector<Case> cases;
+  toml::table table = toml::parse_file((TestData() / "cases.toml").string());
+  for (const auto& node : *table["case"].as_array()) {
+    const toml::table& t = *node.as_table();
+    Case c;
+    c.problem = t["problem"].value_or(std::string());
+    c.candidate = TestData() / "candidates" / t["candidate"].value_or(std::string());
+    c.ops = t["ops"].value_or(std::string());
+    c.expected = t["expected"].value_or(std::string());
+    c.message = t["message"].value_or(std::string());
+    c.slow = t["slow"].value_or(false);
+    c.skip = t["skip"].value_or(std::string());
+    c.name = c.candidate.filename().string() + (c.ops.empty() ? "" : "_ops_" + c.ops);
+    for (char& ch : c.name) {
+      if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+    }
+    cases.push_back(c);
+  }
+  return cases;
+}
+
+TEST(TorchBridgeCases, ManifestIsWellFormed) {
+  std::set<std::string> names;
+  const std::set<std::string> verdicts = {"valid",   "incorrect", "compile_error",
+                                          "runtime_error", "crash", "timeout"};
+  for (const Case& c : LoadCases()) {
+    EXPECT_TRUE(names.insert(c.name).second) << "two cases named " << c.name;
+    EXPECT_TRUE(fs::is_regular_file(TestData() / "problems" / (c.problem + ".py"))) << c.problem;
+    EXPECT_TRUE(fs::is_regular_file(c.candidate)) << c.candidate;
+    EXPECT_TRUE(verdicts.count(c.expected)) << c.name << ": " << c.expected;
+    EXPECT_TRUE(c.ops.empty() || c.ops == "allow" || c.ops == "forbid") << c.name;
+  }
+}
+
+class TorchBridgeCase : public ::testing::TestWithParam<Case> {
+ protected:
+  static Backend* backend() {
+    static Backend* backend = [] {
+      CpuBackendOptions options;
+      options.cache_dir = fs::path(KOPE_BINARY_DIR) / "test-cache";
+      auto created = CreateCpuBackend(options);
+      return created.ok() ? std::move(created).value().release() : nullptr;
+    }();
+    return backend;
+  }
+};
+
+TEST_P(TorchBridgeCase, GetsItsVerdict) {
+  const Case& c = GetParam();
+  if (!c.skip.empty()) GTEST_SKIP() << c.skip;
+  if (c.slow && std::getenv("KOPE_SLOW_TESTS") == nullptr) {
+    GTEST_SKIP() << "slow case: set KOPE_SLOW_TESTS=1 to run it";
+  }
+  KOPE_REQUIRE_BRIDGE();
+  ASSERT_NE(backend(), nullptr);
+  Result<Task> task = ImportedTask(c.problem, c.ops);
+  ASSERT_TRUE(task.ok()) << task.status().ToString();
+  EvalOptions options;
+  options.runner_exe = fs::path(KOPE_BINARY_DIR) / "kope-runner";
+  options.trials = 2;
+  options.call_timeout_seconds = 30;
+  options.timing.warmup_calls = 1;
+  options.timing.warmup_seconds = 0.005;
+  options.timing.min_samples = 5;
+  options.timing.min_seconds = 0.01;
+  options.timing.max_seconds = 0.2;
+  options.timing.rotation_sets = 2;
+  std::string trail;  // the evaluation's progress, shown when the verdict is not the expected one
+  options.progress = [&trail](std::string_view line) {
+    trail.append(line).append("\n");
+  };
+  Evaluator evaluator(*backend(), options);
+  Result<Outcome> outcome =
+      evaluator.Evaluate(*task, ReadAll(c.candidate), c.candidate.filename().string());
+  ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
+  std::printf("%s: %s: %s\n", c.name.c_str(), std::string(VerdictName(outcome->verdict)).c_str(),
+              outcome->message.c_str());
+  EXPECT_EQ(VerdictName(outcome->verdict), c.expected) << FormatOutcome(*outcome) << "\n" << trail;
+  if (!c.message.empty()) {
+    EXPECT_NE((outcome->message + "\n" + outcome->runtime_detail).find(c.message),
+              std::string::npos)
+        << "expected \"" << c.message << "\" in the outcome\n"
+        << FormatOutcome(*outcome);
+  }
+  if (outcome->verdict == Verdict::kValid) {
+    // A PyTorch baseline is also timed under torch.compile.
+    EXPECT_TRUE(outcome->compiled_time.has_value()) << FormatOutcome(*outcome);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, TorchBridgeCase, ::testing::ValuesIn(LoadCases()),
+                         [](const ::testing::TestParamInfo<Case>& param_info) {
+                           return param_info.param.name;
+                         });
+
+}  // namespace
+}  // namespace kope
