@@ -2,6 +2,7 @@
 
 #include <stdlib.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <fstream>
@@ -133,8 +134,11 @@ Result<Outcome> Evaluator::Evaluate(const Task& task, std::string_view candidate
     out.eval_seconds = Now() - start;
     for (KernelProcess* p :
          {s.reference.get(), s.baseline.get(), s.candidate.get(), s.compiled.get()}) {
-      if (p != nullptr) out.kernel_seconds += p->kernel_seconds();
+      if (p == nullptr) continue;
+      out.kernel_seconds += p->kernel_seconds();
+      if (p->bridge()) out.bridge_overhead_seconds += p->request_seconds() - p->kernel_seconds();
     }
+    out.bridge_overhead_seconds = std::max(0.0, out.bridge_overhead_seconds);
     return out;
   };
 
@@ -249,7 +253,15 @@ Result<Outcome> Evaluator::Evaluate(const Task& task, std::string_view candidate
     KOPE_ASSIGN_OR_RETURN(s.baseline, spawn("baseline", baseline_src->language == "torch"));
   }
   if (compiled) {
-    KOPE_ASSIGN_OR_RETURN(s.compiled, spawn("compiled", true));
+    // torch.compile's caches persist between evaluations (the problem is task code).
+    std::error_code ec;
+    if (fs::is_directory(TorchCompileCacheDir(), ec)) {
+      ropts.sandbox.writable.push_back(TorchCompileCacheDir());
+    }
+    auto started = spawn("compiled", true);
+    ropts.sandbox.writable.clear();
+    KOPE_RETURN_IF_ERROR(started.status());
+    s.compiled = std::move(started).value();
   }
   KOPE_ASSIGN_OR_RETURN(std::unique_ptr<KernelProcess> candidate_process,
                         spawn("candidate", torch_candidate));

@@ -87,11 +87,15 @@ Result<std::unique_ptr<KernelProcess>> KernelProcess::Spawn(const std::string& r
                                                             const RunnerOptions& options) {
   Result<std::unique_ptr<Runner>> runner = Runner::Start(options);
   if (!runner.ok()) return runner.status().WithContext("starting the " + role + " runner");
-  return std::unique_ptr<KernelProcess>(new KernelProcess(role, std::move(runner).value()));
+  auto process =
+      std::unique_ptr<KernelProcess>(new KernelProcess(role, std::move(runner).value()));
+  process->bridge_ = !options.exe_args.empty();
+  return process;
 }
 
 Status KernelProcess::Load(const std::filesystem::path& artifact, double timeout_seconds) {
   KOPE_ASSIGN_OR_RETURN(load_outcome_, runner_->Load(artifact, timeout_seconds));
+  request_seconds_ += load_outcome_.parent_seconds;
   return Status::Ok();
 }
 
@@ -99,11 +103,14 @@ Result<CallOutcome> KernelProcess::Prepare(ArenaLayout layout, double timeout_se
   layout_ = std::move(layout);
   arena_.reset();
   KOPE_ASSIGN_OR_RETURN(arena_, SharedArena::Create(layout_.total_bytes));
-  return runner_->MapArena(*arena_, timeout_seconds);
+  KOPE_ASSIGN_OR_RETURN(CallOutcome mapped, runner_->MapArena(*arena_, timeout_seconds));
+  request_seconds_ += mapped.parent_seconds;
+  return mapped;
 }
 
 void KernelProcess::Account(const CallOutcome& outcome) {
   for (int64_t ns : outcome.ns) kernel_seconds_ += static_cast<double>(ns) * 1e-9;
+  request_seconds_ += outcome.parent_seconds;
 }
 
 Result<CallOutcome> KernelProcess::Call(int rotation, double timeout_seconds) {

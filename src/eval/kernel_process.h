@@ -69,6 +69,10 @@ class KernelProcess {
 
   // Total kernel time reported by this runner so far.
   double kernel_seconds() const { return kernel_seconds_; }
+  // The parent's wall time waiting on this runner's requests (load, map, calls) so far.
+  double request_seconds() const { return request_seconds_; }
+  // Whether this is a Python bridge process (PyTorch kernels) rather than kope-runner.
+  bool bridge() const { return bridge_; }
 
  private:
   KernelProcess(std::string role, std::unique_ptr<Runner> runner)
@@ -81,6 +85,8 @@ class KernelProcess {
   std::unique_ptr<SharedArena> arena_;
   ArenaLayout layout_;
   double kernel_seconds_ = 0;
+  double request_seconds_ = 0;
+  bool bridge_ = false;
 };
 
 }  // namespace kope

@@ -100,6 +100,10 @@ std::string OutcomeToJson(const Outcome& o, int indent) {
     if (o.valid()) j["speedup_over_compiled"] = o.speedup_over_compiled;
   }
   if (!o.compiled_note.empty()) j["compiled_note"] = o.compiled_note;
+  if (o.bridge_overhead_seconds > 0) j["bridge_overhead_seconds"] = o.bridge_overhead_seconds;
+  if (o.compiled_first_call_seconds > 0) {
+    j["compiled_first_call_seconds"] = o.compiled_first_call_seconds;
+  }
   if (o.roofline_floor_s) j["roofline_floor_s"] = *o.roofline_floor_s;
   if (o.roofline_fraction) j["roofline_fraction"] = *o.roofline_fraction;
   if (o.baseline_roofline_fraction) j["baseline_roofline_fraction"] = *o.baseline_roofline_fraction;

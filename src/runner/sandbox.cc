@@ -132,6 +132,9 @@ std::vector<std::string> BubblewrapArgv(const std::string& bwrap, const SandboxO
   for (const auto& path : options.read_only) {
     args.insert(args.end(), {"--ro-bind", path.string(), path.string()});
   }
+  for (const auto& path : options.writable) {
+    args.insert(args.end(), {"--bind", path.string(), path.string()});
+  }
   args.insert(args.end(), {"--remount-ro", "/", "--"});
   args.insert(args.end(), command.begin(), command.end());
   return args;

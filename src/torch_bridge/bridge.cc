@@ -33,13 +33,17 @@ std::string Trimmed(std::string s) {
 
 Result<TorchBridge> LocateBridge() {
   TorchBridge bridge;
-  bridge.package_dir = fs::path(KOPE_SOURCE_DIR) / "python";
+  // The source tree: two levels above the running kope (build/<variant>/kope), else where it
+  // was built from.
+  std::error_code ec;
+  fs::path root = fs::read_symlink("/proc/self/exe", ec).parent_path().parent_path().parent_path();
+  if (ec || !fs::exists(root / "python" / "kope_bridge_main.py", ec)) root = KOPE_SOURCE_DIR;
+  bridge.package_dir = root / "python";
   if (const char* env = std::getenv("KOPE_PYTHON"); env != nullptr && *env != '\0') {
     bridge.python = env;
   } else {
-    bridge.python = fs::path(KOPE_SOURCE_DIR) / ".venv" / "bin" / "python3";
+    bridge.python = root / ".venv" / "bin" / "python3";
   }
-  std::error_code ec;
   if (!fs::exists(bridge.python, ec)) {
     return Status::NotFound("no Python for the PyTorch bridge at " + bridge.python.string() +
                             ": run scripts/setup (it makes .venv with PyTorch) or set KOPE_PYTHON");
@@ -89,6 +93,8 @@ std::string_view TorchModeName(TorchMode mode) {
   return "eager";
 }
 
+fs::path TorchCompileCacheDir() { return DefaultCacheDir() / "torch-compile"; }
+
 bool IsTorchCandidateName(std::string_view name) {
   return name.size() > 3 && name.substr(name.size() - 3) == ".py";
 }
@@ -110,6 +116,11 @@ Result<fs::path> WriteTorchArtifact(const Task& task, TorchMode mode,
   spec["parameters"] = task.torch->parameters;
   spec["torch_ops"] = task.torch->forbid_torch_ops ? "forbid" : "allow";
   if (!bridge.flush_library.empty()) spec["flush_library"] = bridge.flush_library.string();
+  if (mode == TorchMode::kCompile) {
+    std::error_code ec;
+    fs::create_directories(TorchCompileCacheDir(), ec);
+    if (!ec) spec["compile_cache"] = TorchCompileCacheDir().string();
+  }
   nlohmann::json sets = nlohmann::json::array();
   for (const SizeSet& set : AllSizeSets(task)) {
     nlohmann::json globals = nlohmann::json::object();

@@ -74,6 +74,11 @@ struct Outcome {
   std::optional<TimingSummary> compiled_time;
   double speedup_over_compiled = 0;  // compiled median / candidate median
   std::string compiled_note;         // why there is no compiled time, when there is none
+  double compiled_first_call_seconds = 0;  // torch.compile's compile (cached or not) + one call
+  // Time the evaluation waited on Python bridge processes beyond their kernels' own time
+  // (PyTorch import, model build, per-call overhead; torch.compile's compile counts as kernel
+  // time of the compiled reference point, see compiled_first_call_seconds).
+  double bridge_overhead_seconds = 0;
   std::vector<std::string> flags;
 
   // Context.

@@ -52,6 +52,9 @@ struct SandboxOptions {
   std::vector<std::filesystem::path>
       read_only;  // extra paths to show read-only (the runner binary, ...)
   std::vector<std::filesystem::path> devices;  // device nodes to expose, e.g. /dev/nvidia0
+  // Folders shown writable besides scratch: for trusted task processes only (the PyTorch
+  // bridge's torch.compile cache), never for a candidate's runner.
+  std::vector<std::filesystem::path> writable;
   SandboxLimits limits;
   bool use_bubblewrap = true;  // false: rlimits + seccomp + process group only
 };

@@ -41,11 +41,16 @@ enum class TorchMode {
 };
 std::string_view TorchModeName(TorchMode mode);
 
+// Where torch.compile's caches persist between evaluations (DefaultCacheDir()/torch-compile):
+// the compiled baseline's process gets it writable (task code only; candidates never do).
+std::filesystem::path TorchCompileCacheDir();
+
 // Whether a candidate file name is a KernelBench-format candidate (a .py file).
 bool IsTorchCandidateName(std::string_view name);
 
 // Writes the artifact a bridge process loads, `dir / file_name`, for `task` (which must have a
 // torch baseline). `candidate_source` is the ModelNew source for kModelNew, else ignored.
+// kCompile keeps torch.compile's caches in TorchCompileCacheDir(), across evaluations.
 Result<std::filesystem::path> WriteTorchArtifact(const Task& task, TorchMode mode,
                                                  std::string_view candidate_source,
                                                  const TorchBridge& bridge,
