@@ -207,7 +207,7 @@ Result<Outcome> Evaluator::Evaluate(const Task& task, std::string_view candidate
     KOPE_ASSIGN_OR_RETURN(base, task_kernel(*baseline_src, TorchMode::kEager, "baseline"));
   }
   std::optional<CompiledKernel> compiled;
-  if (baseline_src->language == "torch") {
+  if (baseline_src->language == "torch" && options_.torch_compile_reference) {
     KOPE_ASSIGN_OR_RETURN(compiled, task_kernel(*baseline_src, TorchMode::kCompile, "compiled"));
   }
 

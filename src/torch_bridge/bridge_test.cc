@@ -235,7 +235,8 @@ struct Case {
   std::string ops;  // empty: the imported task as is
   std::string expected;
   std::string message;  // a part of the outcome's message or runtime detail; may be empty
-  bool slow = false;    // runs only with KOPE_SLOW_TESTS set (a valid verdict costs a torch.compile)
+  bool slow = false;    // runs only with KOPE_SLOW_TESTS set
+  bool compiled = false;  // also time torch.compile of the problem (seconds: it compiles)
   std::string skip;
 };
 
@@ -253,6 +254,7 @@ std::vector<Case> LoadCases() {
     c.expected = t["expected"].value_or(std::string());
     c.message = t["message"].value_or(std::string());
     c.slow = t["slow"].value_or(false);
+    c.compiled = t["compiled"].value_or(false);
     c.skip = t["skip"].value_or(std::string());
     c.name = c.candidate.filename().string() + (c.ops.empty() ? "" : "_ops_" + c.ops);
     for (char& ch : c.name) {
@@ -309,6 +311,7 @@ TEST_P(TorchBridgeCase, GetsItsVerdict) {
   options.timing.min_seconds = 0.01;
   options.timing.max_seconds = 0.2;
   options.timing.rotation_sets = 2;
+  options.torch_compile_reference = c.compiled;
   std::string trail;  // the evaluation's progress, shown when the verdict is not the expected one
   options.progress = [&trail](std::string_view line) {
     trail.append(line).append("\n");
@@ -326,9 +329,13 @@ TEST_P(TorchBridgeCase, GetsItsVerdict) {
         << "expected \"" << c.message << "\" in the outcome\n"
         << FormatOutcome(*outcome);
   }
-  if (outcome->verdict == Verdict::kValid) {
+  if (outcome->verdict == Verdict::kValid && c.compiled) {
     // A PyTorch baseline is also timed under torch.compile.
     EXPECT_TRUE(outcome->compiled_time.has_value()) << FormatOutcome(*outcome);
+    EXPECT_GT(outcome->speedup_over_compiled, 0) << FormatOutcome(*outcome);
+  }
+  if (!c.compiled) {
+    EXPECT_FALSE(outcome->compiled_time.has_value());
   }
 }
 

@@ -50,6 +50,9 @@ struct EvalOptions {
   // After a valid verdict, the backend's profiler (Backend::Profile) on one call at the bench
   // size; its compact metrics are stored with the outcome.
   bool profile = false;
+  // For a task with a PyTorch baseline: also time torch.compile of it, beside the baseline (its
+  // first call compiles: seconds to minutes, cached between evaluations).
+  bool torch_compile_reference = true;
   // Called with short progress lines ("verify check[1] trial 3/5"); may be empty.
   std::function<void(std::string_view)> progress;
 };
