@@ -136,7 +136,11 @@ Result<Outcome> Evaluator::Evaluate(const Task& task, std::string_view candidate
          {s.reference.get(), s.baseline.get(), s.candidate.get(), s.compiled.get()}) {
       if (p == nullptr) continue;
       out.kernel_seconds += p->kernel_seconds();
-      if (p->bridge()) out.bridge_overhead_seconds += p->request_seconds() - p->kernel_seconds();
+      if (!p->bridge()) continue;
+      out.bridge_overhead_seconds += p->request_seconds() - p->kernel_seconds();
+      for (const auto& [request, seconds] : p->overhead_seconds()) {
+        out.bridge_overhead_by_request[request] += seconds;
+      }
     }
     out.bridge_overhead_seconds = std::max(0.0, out.bridge_overhead_seconds);
     return out;

@@ -96,6 +96,7 @@ Result<std::unique_ptr<KernelProcess>> KernelProcess::Spawn(const std::string& r
 Status KernelProcess::Load(const std::filesystem::path& artifact, double timeout_seconds) {
   KOPE_ASSIGN_OR_RETURN(load_outcome_, runner_->Load(artifact, timeout_seconds));
   request_seconds_ += load_outcome_.parent_seconds;
+  overhead_seconds_["load"] += load_outcome_.parent_seconds;
   return Status::Ok();
 }
 
@@ -105,26 +106,30 @@ Result<CallOutcome> KernelProcess::Prepare(ArenaLayout layout, double timeout_se
   KOPE_ASSIGN_OR_RETURN(arena_, SharedArena::Create(layout_.total_bytes));
   KOPE_ASSIGN_OR_RETURN(CallOutcome mapped, runner_->MapArena(*arena_, timeout_seconds));
   request_seconds_ += mapped.parent_seconds;
+  overhead_seconds_["map"] += mapped.parent_seconds;
   return mapped;
 }
 
-void KernelProcess::Account(const CallOutcome& outcome) {
-  for (int64_t ns : outcome.ns) kernel_seconds_ += static_cast<double>(ns) * 1e-9;
+void KernelProcess::Account(const CallOutcome& outcome, const char* request) {
+  double kernel = 0;
+  for (int64_t ns : outcome.ns) kernel += static_cast<double>(ns) * 1e-9;
+  kernel_seconds_ += kernel;
   request_seconds_ += outcome.parent_seconds;
+  overhead_seconds_[request] += outcome.parent_seconds - kernel;
 }
 
 Result<CallOutcome> KernelProcess::Call(int rotation, double timeout_seconds) {
   KOPE_ASSIGN_OR_RETURN(
       CallOutcome outcome,
       runner_->Call(layout_.calls[static_cast<size_t>(rotation)], timeout_seconds));
-  Account(outcome);
+  Account(outcome, "call");
   return outcome;
 }
 
 Result<CallOutcome> KernelProcess::Time(int count, bool flush, double timeout_seconds) {
   KOPE_ASSIGN_OR_RETURN(CallOutcome outcome,
                         runner_->Time(layout_.calls, count, flush, timeout_seconds));
-  Account(outcome);
+  Account(outcome, "time");
   return outcome;
 }
 

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -71,13 +72,15 @@ class KernelProcess {
   double kernel_seconds() const { return kernel_seconds_; }
   // The parent's wall time waiting on this runner's requests (load, map, calls) so far.
   double request_seconds() const { return request_seconds_; }
+  // request_seconds() less kernel time, by request ("load", "map", "call", "time").
+  const std::map<std::string, double>& overhead_seconds() const { return overhead_seconds_; }
   // Whether this is a Python bridge process (PyTorch kernels) rather than kope-runner.
   bool bridge() const { return bridge_; }
 
  private:
   KernelProcess(std::string role, std::unique_ptr<Runner> runner)
       : role_(std::move(role)), runner_(std::move(runner)) {}
-  void Account(const CallOutcome& outcome);
+  void Account(const CallOutcome& outcome, const char* request);
 
   std::string role_;
   std::unique_ptr<Runner> runner_;
@@ -86,6 +89,7 @@ class KernelProcess {
   ArenaLayout layout_;
   double kernel_seconds_ = 0;
   double request_seconds_ = 0;
+  std::map<std::string, double> overhead_seconds_;
   bool bridge_ = false;
 };
 

@@ -100,7 +100,10 @@ std::string OutcomeToJson(const Outcome& o, int indent) {
     if (o.valid()) j["speedup_over_compiled"] = o.speedup_over_compiled;
   }
   if (!o.compiled_note.empty()) j["compiled_note"] = o.compiled_note;
-  if (o.bridge_overhead_seconds > 0) j["bridge_overhead_seconds"] = o.bridge_overhead_seconds;
+  if (o.bridge_overhead_seconds > 0) {
+    j["bridge_overhead_seconds"] = o.bridge_overhead_seconds;
+    j["bridge_overhead_by_request"] = o.bridge_overhead_by_request;
+  }
   if (o.compiled_first_call_seconds > 0) {
     j["compiled_first_call_seconds"] = o.compiled_first_call_seconds;
   }

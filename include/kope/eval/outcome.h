@@ -9,6 +9,7 @@
 #ifndef KOPE_EVAL_OUTCOME_H_
 #define KOPE_EVAL_OUTCOME_H_
 
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -79,6 +80,7 @@ struct Outcome {
   // (PyTorch import, model build, per-call overhead; torch.compile's compile counts as kernel
   // time of the compiled reference point, see compiled_first_call_seconds).
   double bridge_overhead_seconds = 0;
+  std::map<std::string, double> bridge_overhead_by_request;  // "load", "map", "call", "time"
   std::vector<std::string> flags;
 
   // Context.
