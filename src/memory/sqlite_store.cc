@@ -3,13 +3,20 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <system_error>
+#include <thread>
 
 #include "sqlite_schema.h"
 #include "sqlite_store_impl.h"
+
+#ifndef KOPE_PAGE_SIZE
+#define KOPE_PAGE_SIZE 16384
+#endif
 
 namespace kope::memory {
 namespace sqlite {
@@ -532,17 +539,35 @@ Result<std::unique_ptr<GraphStore>> OpenConnection(const std::filesystem::path& 
                           "sqlite3_busy_timeout"));
   KOPE_RETURN_IF_ERROR(sqlite::RegisterFunctions(*db));
 
-  {
+  // Larger pages for a new store (ignored for an existing one): fewer B-tree splits and index
+  // pages per inserted attempt. Must precede write-ahead logging.
+  KOPE_RETURN_IF_ERROR(db->Exec("PRAGMA page_size = " + std::to_string(KOPE_PAGE_SIZE)));
+  // Switching a new store to write-ahead logging takes an exclusive lock without waiting in
+  // SQLite's busy handler: when another process is creating the same store, retry until the
+  // busy timeout.
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(options.busy_timeout_ms);
+  for (int attempt = 0;; ++attempt) {
     KOPE_ASSIGN_OR_RETURN(sqlite::Query q, db->Prepare("PRAGMA journal_mode = WAL"));
-    KOPE_ASSIGN_OR_RETURN(bool row, q.Step());
-    if (!row || q.Text(0) != "wal") {
+    Result<bool> row = q.Step();
+    if (!row.ok()) {
+      if (row.status().code() != StatusCode::kUnavailable ||
+          std::chrono::steady_clock::now() > deadline) {
+        return row.status();
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(std::min(1 + attempt, 20)));
+      continue;
+    }
+    if (!*row || q.Text(0) != "wal") {
       return Status::IoError("the experience store '" + path.string() +
                              "' cannot use write-ahead logging on this file system");
     }
+    break;
   }
   KOPE_RETURN_IF_ERROR(
       db->Exec("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; PRAGMA temp_store = MEMORY; "
-               "PRAGMA cache_size = -65536; PRAGMA wal_autocheckpoint = 8192; "
+               "PRAGMA cache_size = -65536; PRAGMA mmap_size = 1073741824; "
+               "PRAGMA wal_autocheckpoint = 8192; "
                "PRAGMA journal_size_limit = 67108864;"));
   KOPE_RETURN_IF_ERROR(InitializeSchema(*db, path));
   return std::unique_ptr<GraphStore>(new sqlite::SqliteStore(std::move(db), path));
