@@ -77,7 +77,8 @@ class Episode {
 
   Status Setup() {
     language_ = std::string(backend_.language());
-    if (task_.baselines.count(language_) == 0) {
+    // A PyTorch problem (KernelBench) is every language's baseline.
+    if (task_.baselines.count(language_) == 0 && task_.baselines.count("torch") == 0) {
       return Status::InvalidArgument(fmt::format("task {} has no {} baseline for the {} backend",
                                                  task_.name, language_, backend_.name()));
     }
