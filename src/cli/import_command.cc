@@ -74,7 +74,8 @@ void RegisterImportCommand(CLI::App& app, int* exit_code) {
   CLI::App* imp = app.add_subcommand("import", "Turn other benchmarks' problems into kope tasks");
   auto args = std::make_shared<ImportArgs>();
   CLI::App* kb = imp->add_subcommand(
-      "kernelbench", "KernelBench problem files (Model, get_inputs, get_init_inputs) -> task folders");
+      "kernelbench",
+      "KernelBench problem files (Model, get_inputs, get_init_inputs) -> task folders");
   kb->add_option("paths", args->paths, "Problem files (.py) or folders of them")->required();
   kb->add_option("--out", args->out, "Folder to write one task folder per problem into");
   kb->callback([args, exit_code] { *exit_code = RunImport(*args); });

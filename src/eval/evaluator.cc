@@ -189,21 +189,22 @@ Result<Outcome> Evaluator::Evaluate(const Task& task, std::string_view candidate
                          const std::string& role) -> Result<CompiledKernel> {
     if (src.language != "torch") return CompileTaskKernel(backend_, src, role);
     CompiledKernel k;
-    KOPE_ASSIGN_OR_RETURN(k.artifact, WriteTorchArtifact(task, mode, "", *bridge, scratch.path(),
-                                                         role + ".json"));
+    KOPE_ASSIGN_OR_RETURN(
+        k.artifact, WriteTorchArtifact(task, mode, "", *bridge, scratch.path(), role + ".json"));
     return k;
   };
   s.Progress("compile candidate");
   std::future<Result<CompiledKernel>> cand_future =
-      std::async(std::launch::async, [&, source = std::string(candidate_source),
-                                      name = std::string(candidate_name)]() -> Result<CompiledKernel> {
-        if (!torch_candidate) return backend_.Compile(source, name);
-        CompiledKernel k;
-        KOPE_ASSIGN_OR_RETURN(k.artifact, WriteTorchArtifact(task, TorchMode::kModelNew, source,
-                                                             *bridge, scratch.path(),
-                                                             "candidate.json"));
-        return k;
-      });
+      std::async(std::launch::async,
+                 [&, source = std::string(candidate_source),
+                  name = std::string(candidate_name)]() -> Result<CompiledKernel> {
+                   if (!torch_candidate) return backend_.Compile(source, name);
+                   CompiledKernel k;
+                   KOPE_ASSIGN_OR_RETURN(
+                       k.artifact, WriteTorchArtifact(task, TorchMode::kModelNew, source, *bridge,
+                                                      scratch.path(), "candidate.json"));
+                   return k;
+                 });
   KOPE_ASSIGN_OR_RETURN(CompiledKernel ref,
                         task_kernel(reference_src, TorchMode::kEager, "reference"));
   std::optional<CompiledKernel> base;
@@ -329,7 +330,8 @@ Result<Outcome> Evaluator::Evaluate(const Task& task, std::string_view candidate
       shapes.push_back(std::move(l));
     }
     Result<SanitizerReport> report = backend_.Sanitize(cand, shapes);
-    out.sanitizer = report.ok() ? *report : SanitizerReport{{}, true, "", report.status().message()};
+    out.sanitizer =
+        report.ok() ? *report : SanitizerReport{{}, true, "", report.status().message()};
     if (!out.sanitizer->clean) {
       out.verdict = Verdict::kIncorrect;
       out.message = "the sanitizer found an error: " +

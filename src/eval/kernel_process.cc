@@ -87,8 +87,7 @@ Result<std::unique_ptr<KernelProcess>> KernelProcess::Spawn(const std::string& r
                                                             const RunnerOptions& options) {
   Result<std::unique_ptr<Runner>> runner = Runner::Start(options);
   if (!runner.ok()) return runner.status().WithContext("starting the " + role + " runner");
-  auto process =
-      std::unique_ptr<KernelProcess>(new KernelProcess(role, std::move(runner).value()));
+  auto process = std::unique_ptr<KernelProcess>(new KernelProcess(role, std::move(runner).value()));
   process->bridge_ = !options.exe_args.empty();
   return process;
 }

@@ -27,7 +27,7 @@ struct Track {
   KernelProcess* process;
   bool is_candidate;
   std::vector<int64_t> ns;
-  double per_call = 0;    // estimate from the warm-up
+  double per_call = 0;   // estimate from the warm-up
   bool dropped = false;  // a reference point that failed: no longer timed
 };
 
@@ -76,7 +76,8 @@ Result<bool> EvalSession::Time() {
     Progress("torch.compile the baseline");
     Result<CallOutcome> first = compiled->Call(0, kCompileSeconds);
     if (first.ok()) outcome.compiled_first_call_seconds = first->parent_seconds;
-    if (!first.ok() || !first->ok()) drop_compiled(first.ok() ? first->detail : first.status().message());
+    if (!first.ok() || !first->ok())
+      drop_compiled(first.ok() ? first->detail : first.status().message());
   }
 
   std::vector<Track> tracks = {{&base, false, {}, 0}, {candidate.get(), true, {}, 0}};
@@ -151,8 +152,7 @@ Result<bool> EvalSession::Time() {
     KOPE_ASSIGN_OR_RETURN(bool ok, run(t, count, /*flush=*/false, &out));
     if (!ok) return false;
     double wall_per_call = (out.parent_seconds - kRoundTripSeconds) / count;
-    if (wall_per_call > 1.5 * s.median_s + 20e-6 &&
-        !outcome.HasFlag(kFlagWallClockMismatch)) {
+    if (wall_per_call > 1.5 * s.median_s + 20e-6 && !outcome.HasFlag(kFlagWallClockMismatch)) {
       outcome.flags.emplace_back(kFlagWallClockMismatch);
     }
   }

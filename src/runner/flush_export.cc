@@ -5,6 +5,6 @@
 #include "cache_flush.h"
 
 extern "C" __attribute__((visibility("default"))) int kope_flush_from_caches(const void* data,
-                                                                              size_t bytes) {
+                                                                             size_t bytes) {
   return kope::runner_child::FlushFromCaches(data, bytes) ? 0 : -1;
 }

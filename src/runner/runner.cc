@@ -1,7 +1,5 @@
 #include "kope/runner/runner.h"
 
-#include <algorithm>
-
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -11,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -98,8 +97,9 @@ std::vector<std::string> ChildEnvironment(const SandboxLimits& limits, bool gpu)
     if (entry.starts_with("OMP_") || entry.starts_with("GOMP_")) env.emplace_back(entry);
     if (entry.starts_with("OMP_WAIT_POLICY=")) wait_policy_set = true;
     // Where the CUDA runtime and driver libraries are, and which GPUs the parent sees.
-    if (gpu && (entry.starts_with("LD_LIBRARY_PATH=") || entry.starts_with("CUDA_VISIBLE_DEVICES=") ||
-                entry.starts_with("CUDA_DEVICE_ORDER="))) {
+    if (gpu &&
+        (entry.starts_with("LD_LIBRARY_PATH=") || entry.starts_with("CUDA_VISIBLE_DEVICES=") ||
+         entry.starts_with("CUDA_DEVICE_ORDER="))) {
       env.emplace_back(entry);
     }
   }
@@ -177,7 +177,8 @@ Status Runner::Impl::Start(const RunnerOptions& options) {
   std::error_code ec;
   // Absolute, but symbolic links kept: a virtual environment's interpreter finds its
   // environment through the link's own path.
-  const std::filesystem::path exe = std::filesystem::absolute(options.runner_exe, ec).lexically_normal();
+  const std::filesystem::path exe =
+      std::filesystem::absolute(options.runner_exe, ec).lexically_normal();
   if (ec || access(exe.c_str(), X_OK) != 0) {
     return Status::NotFound("kope-runner executable " + options.runner_exe.string() +
                             " not found or not executable");
@@ -228,19 +229,12 @@ Status Runner::Impl::Start(const RunnerOptions& options) {
   const SandboxLimits& limits = sandbox_options.limits;
   std::vector<std::string> command = {exe.string()};
   command.insert(command.end(), options.exe_args.begin(), options.exe_args.end());
-  command.insert(command.end(), {"--serve",
-                                      "--control-fd",
-                                      "3",
-                                      "--kernels",
-                                      kernels_dir_.string(),
-                                      "--cpu-seconds",
-                                      std::to_string(limits.cpu_seconds),
-                                      "--max-file-bytes",
-                                      std::to_string(limits.max_file_bytes),
-                                      "--max-address-space-bytes",
-                                      std::to_string(limits.max_address_space_bytes),
-                                      "--max-processes",
-                                      std::to_string(limits.max_processes)});
+  command.insert(command.end(),
+                 {"--serve", "--control-fd", "3", "--kernels", kernels_dir_.string(),
+                  "--cpu-seconds", std::to_string(limits.cpu_seconds), "--max-file-bytes",
+                  std::to_string(limits.max_file_bytes), "--max-address-space-bytes",
+                  std::to_string(limits.max_address_space_bytes), "--max-processes",
+                  std::to_string(limits.max_processes)});
   if (limits.allow_network) command.push_back("--allow-network");
   if (limits.max_data_bytes > 0) {
     command.insert(command.end(), {"--max-data-bytes", std::to_string(limits.max_data_bytes)});

@@ -239,8 +239,9 @@ Status ReadTorch(const toml::table& root, Task* task) {
   const bool torch_baseline = task->baselines.count("torch") > 0;
   if (node == nullptr) {
     if (torch_baseline) {
-      return FieldError("torch", "missing: a task whose baseline is a PyTorch problem names its "
-                                 "size globals and parameters here (kope import writes it)");
+      return FieldError("torch",
+                        "missing: a task whose baseline is a PyTorch problem names its "
+                        "size globals and parameters here (kope import writes it)");
     }
     return Status::Ok();
   }

@@ -147,10 +147,10 @@ Result<Task> ImportKernelBenchProblem(const TorchBridge& bridge, const fs::path&
   ProcessOptions options;
   options.timeout_seconds = 600;
   options.working_dir = bridge.package_dir;
-  Result<ProcessResult> run = RunProcess(
-      {bridge.python.string(), "-B", "-m", "kope_bridge.importer",
-       fs::absolute(problem).string(), fs::absolute(out_dir).string()},
-      options);
+  Result<ProcessResult> run =
+      RunProcess({bridge.python.string(), "-B", "-m", "kope_bridge.importer",
+                  fs::absolute(problem).string(), fs::absolute(out_dir).string()},
+                 options);
   if (!run.ok()) return run.status().WithContext("importing " + problem.string());
   if (!run->ok()) {
     return Status::InvalidArgument(problem.string() + ": cannot import: " + Trimmed(run->output));

@@ -2,6 +2,8 @@
 // src/torch_bridge/testdata/problems is imported once (ImportKernelBenchProblem), the generated
 // task is checked, and every candidate in testdata/cases.toml, native (.cc) or ModelNew (.py),
 // must get its expected verdict. Skips when there is no bridge (scripts/setup makes .venv).
+#include "kope/torch_bridge/bridge.h"
+
 #include <gtest/gtest.h>
 #include <stdlib.h>  // mkdtemp
 #include <toml++/toml.h>
@@ -21,7 +23,6 @@
 
 #include "kope/backend/cpu/cpu_backend.h"
 #include "kope/eval/evaluator.h"
-#include "kope/torch_bridge/bridge.h"
 
 namespace kope {
 namespace {
@@ -88,10 +89,10 @@ Result<Task> ImportedTask(const std::string& problem, const std::string& ops) {
   return imported.emplace(key, LoadTask(dir)).first->second;
 }
 
-#define KOPE_REQUIRE_BRIDGE()                                            \
-  do {                                                                   \
-    Result<TorchBridge> found = FindTorchBridge();                       \
-    if (!found.ok()) GTEST_SKIP() << found.status().message();           \
+#define KOPE_REQUIRE_BRIDGE()                                  \
+  do {                                                         \
+    Result<TorchBridge> found = FindTorchBridge();             \
+    if (!found.ok()) GTEST_SKIP() << found.status().message(); \
   } while (0)
 
 std::vector<std::string> ShapeOf(const TensorSpec& spec) {
@@ -171,10 +172,8 @@ TEST(TorchBridgeImport, LinearGeluPassesItsParametersAsInputs) {
   ASSERT_TRUE(task.ok()) << task.status().ToString();
   ExpectCommon(*task, "linear_gelu", {"batch_size", "in_features", "out_features"});
   // Forward inputs first, then named_parameters() order.
-  EXPECT_EQ(task->torch->parameters,
-            (std::vector<std::string>{"linear.weight", "linear.bias"}));
-  ASSERT_EQ(Names(task->inputs),
-            (std::vector<std::string>{"x", "linear_weight", "linear_bias"}));
+  EXPECT_EQ(task->torch->parameters, (std::vector<std::string>{"linear.weight", "linear.bias"}));
+  ASSERT_EQ(Names(task->inputs), (std::vector<std::string>{"x", "linear_weight", "linear_bias"}));
   EXPECT_EQ(ShapeOf(task->inputs[0]), (Shape{"batch_size", "in_features"}));
   EXPECT_EQ(ShapeOf(task->inputs[1]), (Shape{"out_features", "in_features"}));
   EXPECT_EQ(ShapeOf(task->inputs[2]), (Shape{"out_features"}));
@@ -214,8 +213,7 @@ TEST(TorchBridgeImport, ProblemWithoutModelIsInvalidArgumentNamingTheFile) {
   EXPECT_EQ(task.status().code(), StatusCode::kInvalidArgument) << task.status().ToString();
   EXPECT_NE(task.status().message().find(broken.string()), std::string::npos)
       << task.status().message();
-  EXPECT_NE(task.status().message().find("Model"), std::string::npos)
-      << task.status().message();
+  EXPECT_NE(task.status().message().find("Model"), std::string::npos) << task.status().message();
 }
 
 TEST(TorchBridgeImport, MissingProblemFileIsNotFound) {
@@ -234,8 +232,8 @@ struct Case {
   fs::path candidate;
   std::string ops;  // empty: the imported task as is
   std::string expected;
-  std::string message;  // a part of the outcome's message or runtime detail; may be empty
-  bool slow = false;    // runs only with KOPE_SLOW_TESTS set
+  std::string message;    // a part of the outcome's message or runtime detail; may be empty
+  bool slow = false;      // runs only with KOPE_SLOW_TESTS set
   bool compiled = false;  // also time torch.compile of the problem (seconds: it compiles)
   std::string skip;
 };
@@ -267,8 +265,8 @@ std::vector<Case> LoadCases() {
 
 TEST(TorchBridgeCases, ManifestIsWellFormed) {
   std::set<std::string> names;
-  const std::set<std::string> verdicts = {"valid",   "incorrect", "compile_error",
-                                          "runtime_error", "crash", "timeout"};
+  const std::set<std::string> verdicts = {"valid",         "incorrect", "compile_error",
+                                          "runtime_error", "crash",     "timeout"};
   for (const Case& c : LoadCases()) {
     EXPECT_TRUE(names.insert(c.name).second) << "two cases named " << c.name;
     EXPECT_TRUE(fs::is_regular_file(TestData() / "problems" / (c.problem + ".py"))) << c.problem;
@@ -313,9 +311,7 @@ TEST_P(TorchBridgeCase, GetsItsVerdict) {
   options.timing.rotation_sets = 2;
   options.torch_compile_reference = c.compiled;
   std::string trail;  // the evaluation's progress, shown when the verdict is not the expected one
-  options.progress = [&trail](std::string_view line) {
-    trail.append(line).append("\n");
-  };
+  options.progress = [&trail](std::string_view line) { trail.append(line).append("\n"); };
   Evaluator evaluator(*backend(), options);
   Result<Outcome> outcome =
       evaluator.Evaluate(*task, ReadAll(c.candidate), c.candidate.filename().string());
