@@ -71,6 +71,11 @@ def tensors(d):
     return d["inputs"] + d["parameters"] + d["outputs"]
 
 
+def empty(d):
+    """Whether some tensor has a zero extent (a convolution shrunk below its kernel)."""
+    return any(0 in t["shape"] for t in tensors(d))
+
+
 def elements(d):
     return sum(math.prod(t["shape"]) for t in tensors(d))
 
@@ -97,7 +102,7 @@ def check_sets(source, name, globals_):
         if g in [f[0] for f in found]:
             continue
         d = try_describe(source, name, g)
-        if d is not None and elements(d) <= CHECK_ELEMENTS:
+        if d is not None and elements(d) <= CHECK_ELEMENTS and not empty(d):
             found.append((g, d))
         if len(found) == 3:
             break
@@ -108,7 +113,7 @@ def check_sets(source, name, globals_):
         for key in sorted(base, key=lambda k: -base[k]):
             g = dict(base, **{key: 1})
             d = try_describe(source, name, g)
-            if d is not None:
+            if d is not None and not empty(d):
                 found.append((g, d))
                 break
     return found
@@ -125,7 +130,7 @@ def cpu_bench_set(source, name, globals_, bench):
                 continue
             trial = dict(g, **{key: g[key] // 2})
             td = try_describe(source, name, trial)
-            if td is not None:
+            if td is not None and not empty(td):
                 g, d = trial, td
                 break
         else:

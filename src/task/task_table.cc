@@ -1,5 +1,6 @@
 #include "task_table.h"
 
+#include <algorithm>
 #include <cctype>
 #include <map>
 #include <optional>
@@ -143,7 +144,9 @@ Result<SizeSet> ReadSizeSet(const toml::node& node, const std::string& path, std
                         "with a digit, and not min, max or cdiv");
     }
     KOPE_ASSIGN_OR_RETURN(int64_t v, AsInteger(value, field));
-    if (v < 1) return FieldError(field, "must be >= 1, got " + std::to_string(v));
+    // 0 is kept for a PyTorch problem's own integers (padding = 0); ReadTorch refuses it for
+    // every other size.
+    if (v < 0) return FieldError(field, "must be >= 1, got " + std::to_string(v));
     set.sizes[name] = v;
   }
   return set;
@@ -282,6 +285,29 @@ Status ReadTorch(const toml::table& root, Task* task) {
   return Status::Ok();
 }
 
+// Sizes are >= 1, except a PyTorch problem's own integers, which may be 0 (padding = 0).
+Status CheckPositiveSizes(const Task& task) {
+  auto check = [&](const SizeSet& set, const std::string& path) -> Status {
+    for (const auto& [name, value] : set.sizes) {
+      const bool problem_integer =
+          task.torch && std::find(task.torch->globals.begin(), task.torch->globals.end(), name) !=
+                            task.torch->globals.end();
+      if (value < 1 && !problem_integer) {
+        return FieldError(FieldPath(path, name), "must be >= 1, got " + std::to_string(value));
+      }
+    }
+    return Status::Ok();
+  };
+  KOPE_RETURN_IF_ERROR(check(task.bench, "sizes.bench"));
+  for (const auto& [language, set] : task.language_bench) {
+    KOPE_RETURN_IF_ERROR(check(set, "sizes.bench_" + language));
+  }
+  for (size_t i = 0; i < task.checks.size(); ++i) {
+    KOPE_RETURN_IF_ERROR(check(task.checks[i], IndexPath("sizes.check", i)));
+  }
+  return Status::Ok();
+}
+
 Status ReadRoofline(const toml::table& root, Task* task) {
   const toml::node* node = root.get("roofline");
   if (node == nullptr) return Status::Ok();
@@ -316,6 +342,7 @@ Result<Task> ReadTaskTable(const toml::table& table) {
   KOPE_RETURN_IF_ERROR(ReadKernels(table, &task));
   KOPE_RETURN_IF_ERROR(ReadRoofline(table, &task));
   KOPE_RETURN_IF_ERROR(ReadTorch(table, &task));
+  KOPE_RETURN_IF_ERROR(CheckPositiveSizes(task));
   return task;
 }
 
