@@ -109,14 +109,19 @@ std::vector<std::string> ChildEnvironment(const SandboxLimits& limits, bool gpu)
   // memory it never wrote gets garbage that varies, and fails verification.
   // Chunks up to glibc's largest mmap threshold come from the heap, where the
   // pattern applies.
-  const int perturb = 1 + static_cast<int>(std::random_device{}() % 255);
+  // glibc fills allocations with perturb ^ 0xff; the byte is drawn so that this fill reads as a
+  // large float and double (|v| >= 2: exponent bits high), never as a value so tiny that a
+  // kernel adding uninitialized memory to its results would still pass the tolerance.
+  const int draw = static_cast<int>(std::random_device{}() % 127);  // 0..126
+  const int perturb = draw < 63 ? 1 + draw : 0x80 + (draw - 63);      // 0x01-0x3f, 0x80-0xbe
+  const int fill = perturb ^ 0xff;                                     // 0xc0-0xfe, 0x41-0x7f
   env.push_back("MALLOC_PERTURB_=" + std::to_string(perturb));
   env.emplace_back("MALLOC_MMAP_THRESHOLD_=33554432");
   if (sandbox_internal::kAddressSanitizer && limits.max_address_space_bytes > 0) {
     const uint64_t mb = std::max<uint64_t>(limits.max_address_space_bytes >> 20, 64);
     env.push_back("ASAN_OPTIONS=soft_rss_limit_mb=" + std::to_string(mb) + ":hard_rss_limit_mb=" +
                   std::to_string(mb + mb / 4) + ":allocator_may_return_null=1" +
-                  ":max_malloc_fill_size=2147483647:malloc_fill_byte=" + std::to_string(perturb));
+                  ":max_malloc_fill_size=2147483647:malloc_fill_byte=" + std::to_string(fill));
   }
   return env;
 }
