@@ -199,13 +199,11 @@ def import_problem(path, out_dir):
         source = f.read()
     name = os.path.splitext(os.path.basename(path))[0]
     globals_ = problem.int_globals(source)
-    bench = try_describe(source, "problem.py", globals_)
-    if bench is None:
-        try:
-            problem.describe(problem.load_module(source, "problem.py", globals_))
-        except Exception as e:
-            raise ImportError_(f"{path}: the model does not run on PyTorch's meta device: "
-                               f"{type(e).__name__}: {e}")
+    try:
+        bench = problem.describe(problem.load_module(source, "problem.py", globals_))
+    except Exception as e:
+        raise ImportError_(f"{path}: the model does not run on PyTorch's meta device: "
+                           f"{type(e).__name__}: {e}")
     for t in tensors(bench):
         if t["dtype"] not in KOPE_DTYPES:
             raise ImportError_(f"{path}: dtype {t['dtype']} is not one kope supports")

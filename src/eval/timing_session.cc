@@ -51,8 +51,11 @@ Result<bool> EvalSession::Time() {
 
   // A reference point that fails (torch.compile without a working compiler) is dropped with a
   // note; it never decides the candidate's verdict.
-  auto drop_compiled = [&](const std::string& why) {
+  auto note_compiled = [&](const std::string& why) {
     outcome.compiled_note = "torch.compile was not timed: " + why.substr(0, 400);
+  };
+  auto drop_compiled = [&](const std::string& why) {
+    note_compiled(why);
     compiled.reset();
   };
   if (compiled) {
@@ -88,7 +91,7 @@ Result<bool> EvalSession::Time() {
     if (out->ok()) return true;
     if (t.is_candidate) return CandidateCallOk(*out, "timing");
     if (t.process == compiled.get()) {
-      outcome.compiled_note = "torch.compile was not timed: " + out->detail.substr(0, 400);
+      note_compiled(out->detail);  // the track keeps its process until the session ends
       t.dropped = true;
       return true;
     }
