@@ -300,6 +300,17 @@ class Episode {
         observer->OnActivity(prefix + std::string(line));
       };
     }
+    if (eval.pool == nullptr) {
+      // The task's runners stay loaded from one candidate to the next; where a runner's start
+      // is expensive (a CUDA context, PyTorch's import), the next one starts ahead.
+      if (pool_ == nullptr) {
+        RunnerPoolOptions pool_options;
+        pool_options.spares = backend_.name() == "cuda" || task_.torch.has_value();
+        pool_options.scratch_root = eval.scratch_root;
+        pool_ = std::make_shared<RunnerPool>(pool_options);
+      }
+      eval.pool = pool_;
+    }
     Evaluator evaluator(backend_, eval);
     const double t0 = Now();
     const std::string name = fmt::format("attempt_{}.{}", id, language_ == "cuda" ? "cu" : "cc");
@@ -370,6 +381,7 @@ class Episode {
   const EpisodeOptions& options_;
 
   std::string language_;
+  std::shared_ptr<RunnerPool> pool_;  // runners kept between this episode's evaluations
   HardwareInfo hardware_;
   memory::TaskNode task_node_;
   memory::HardwareNode hardware_node_;

@@ -11,6 +11,7 @@
 
 #include "kope/base/hash.h"
 #include "kope/torch_bridge/bridge.h"
+#include "runner_pool_impl.h"
 #include "session.h"
 
 namespace kope {
@@ -122,7 +123,12 @@ Evaluator::Evaluator(Backend& backend, EvalOptions options)
 
 Result<Outcome> Evaluator::Evaluate(const Task& task, std::string_view candidate_source,
                                     std::string_view candidate_name) {
-  const double start = Now();
+  const double start_time = Now();
+  // (Declared before the session: the runners it holds end before their folders go.)
+  // Without a pool of the caller's, this evaluation's runners end with it.
+  std::optional<RunnerPool> own_pool;
+  if (options_.pool == nullptr) own_pool.emplace(RunnerPoolOptions{false, options_.scratch_root});
+  RunnerPool::Impl& pool = options_.pool != nullptr ? options_.pool->impl() : own_pool->impl();
   EvalSession s(task, options_, std::string(backend_.language()));
   Outcome& out = s.outcome;
   out.task = task.name;
@@ -130,8 +136,10 @@ Result<Outcome> Evaluator::Evaluate(const Task& task, std::string_view candidate
   out.candidate_hash = ContentHash(candidate_source);
   out.trials = options_.trials;
   out.timing_policy = options_.timing_label;
+  // The task's runners by key (role and artifact), filled when they start.
+  std::vector<std::pair<std::string, std::unique_ptr<KernelProcess>*>> task_slots;
   auto finish = [&]() -> Result<Outcome> {
-    out.eval_seconds = Now() - start;
+    out.eval_seconds = Now() - start_time;
     for (KernelProcess* p :
          {s.reference.get(), s.baseline.get(), s.candidate.get(), s.compiled.get()}) {
       if (p == nullptr) continue;
@@ -143,6 +151,10 @@ Result<Outcome> Evaluator::Evaluate(const Task& task, std::string_view candidate
       }
     }
     out.bridge_overhead_seconds = std::max(0.0, out.bridge_overhead_seconds);
+    // The task's runners stay loaded for the pool's next evaluation of this task.
+    std::vector<std::pair<std::string, std::unique_ptr<KernelProcess>>> keep;
+    for (const auto& [key, slot] : task_slots) keep.emplace_back(key, std::move(*slot));
+    pool.Keep(std::move(keep), static_cast<double>(options_.limits.cpu_seconds));
     return out;
   };
 
@@ -225,13 +237,8 @@ Result<Outcome> Evaluator::Evaluate(const Task& task, std::string_view candidate
   ropts.sandbox.limits = options_.limits;
   ropts.sandbox.use_bubblewrap = options_.use_bubblewrap;
   ropts.device = backend_.runner_device();
-  auto spawn = [&](const std::string& role, bool torch) -> Result<std::unique_ptr<KernelProcess>> {
-    fs::path dir = scratch.path() / role;
-    std::error_code ec;
-    fs::create_directories(dir, ec);
-    if (ec) return Status::IoError("cannot create " + dir.string() + ": " + ec.message());
+  auto runner_options = [&](bool torch) {
     RunnerOptions o = ropts;
-    o.sandbox.scratch_dir = dir;
     if (torch) {
       UseTorchBridge(*bridge, &o);
       o.start_timeout_seconds = std::max(o.start_timeout_seconds, 60.0);
@@ -242,7 +249,14 @@ Result<Outcome> Evaluator::Evaluate(const Task& task, std::string_view candidate
       l.writable_bytes = std::max<uint64_t>(l.writable_bytes, 4ull << 30);
       l.cpu_seconds = std::max<uint64_t>(l.cpu_seconds, 1800);
     }
-    return KernelProcess::Spawn(role, o);
+    return o;
+  };
+  auto start = [&](const std::string& role,
+                   const RunnerOptions& o) -> Result<std::unique_ptr<KernelProcess>> {
+    bool from_spare = false;
+    auto process = pool.Start(role, o, &from_spare);
+    if (process.ok() && from_spare) out.runners_from_spares++;
+    return process;
   };
   const double timeout = options_.call_timeout_seconds;
   // Loading a PyTorch kernel builds the model (and a candidate's extensions): minutes at most.
@@ -250,44 +264,69 @@ Result<Outcome> Evaluator::Evaluate(const Task& task, std::string_view candidate
     return src == nullptr || src->language == "torch" ? std::max(timeout, 900.0) : timeout;
   };
 
-  // Every runner starts before any kernel loads: GPU runners set their devices up in
-  // parallel, with each other and with the candidate's compile.
+  // The task's runners: kept loaded from an earlier evaluation of the same task (with a pool),
+  // else started now. Every runner starts before any kernel loads: GPU runners set their
+  // devices up in parallel, with each other and with the candidate's compile.
   s.Progress("start runners");
-  KOPE_ASSIGN_OR_RETURN(s.reference, spawn("reference", reference_src.language == "torch"));
+  struct TaskRunner {
+    std::string key;  // role and the artifact's content
+    std::unique_ptr<KernelProcess>* slot;
+    const CompiledKernel* kernel;
+    const KernelSource* source;  // null: the torch.compile reference point
+    bool loaded = false;
+  };
+  std::vector<TaskRunner> task_runners;
+  auto add_task_runner = [&](const std::string& role, const CompiledKernel& kernel,
+                             const KernelSource* source, std::unique_ptr<KernelProcess>* slot,
+                             RunnerOptions o) -> Status {
+    KOPE_ASSIGN_OR_RETURN(std::string artifact, ReadSource(kernel.artifact));
+    TaskRunner r{role + ":" + ContentHash(artifact), slot, &kernel, source};
+    *slot = pool.TakeKept(r.key);
+    if (*slot != nullptr) {
+      r.loaded = true;
+      out.runners_reused++;
+    } else {
+      KOPE_ASSIGN_OR_RETURN(*slot, start(role, o));
+      (*slot)->keep_arena();
+    }
+    task_slots.emplace_back(r.key, slot);
+    task_runners.push_back(std::move(r));
+    return Status::Ok();
+  };
+  KOPE_RETURN_IF_ERROR(add_task_runner("reference", ref, &reference_src, &s.reference,
+                                       runner_options(reference_src.language == "torch")));
   if (base) {
-    KOPE_ASSIGN_OR_RETURN(s.baseline, spawn("baseline", baseline_src->language == "torch"));
+    KOPE_RETURN_IF_ERROR(add_task_runner("baseline", *base, baseline_src, &s.baseline,
+                                         runner_options(baseline_src->language == "torch")));
   }
   if (compiled) {
     // torch.compile's caches persist between evaluations (the problem is task code).
+    RunnerOptions o = runner_options(true);
     std::error_code ec;
     if (fs::is_directory(TorchCompileCacheDir(), ec)) {
-      ropts.sandbox.writable.push_back(TorchCompileCacheDir());
+      o.sandbox.writable.push_back(TorchCompileCacheDir());
     }
-    auto started = spawn("compiled", true);
-    ropts.sandbox.writable.clear();
-    KOPE_RETURN_IF_ERROR(started.status());
-    s.compiled = std::move(started).value();
+    KOPE_RETURN_IF_ERROR(add_task_runner("compiled", *compiled, nullptr, &s.compiled, o));
   }
   KOPE_ASSIGN_OR_RETURN(std::unique_ptr<KernelProcess> candidate_process,
-                        spawn("candidate", torch_candidate));
-  KOPE_RETURN_IF_ERROR(s.reference->Load(ref.artifact, load_timeout(&reference_src)));
-  if (!s.reference->load_outcome().ok()) {
-    return Status::FailedPrecondition("the task's reference does not load: " +
-                                      s.reference->load_outcome().detail);
-  }
-  if (base) {
-    KOPE_RETURN_IF_ERROR(s.baseline->Load(base->artifact, load_timeout(baseline_src)));
-    if (!s.baseline->load_outcome().ok()) {
-      return Status::FailedPrecondition("the task's baseline does not load: " +
-                                        s.baseline->load_outcome().detail);
+                        start("candidate", runner_options(torch_candidate)));
+  for (TaskRunner& r : task_runners) {
+    if (r.loaded) continue;
+    KernelProcess& p = **r.slot;
+    Status loaded = p.Load(r.kernel->artifact, load_timeout(r.source));
+    const std::string role = r.key.substr(0, r.key.find(':'));
+    if (r.source == nullptr) {  // a reference point that fails to load is dropped, with a note
+      if (!loaded.ok() || !p.load_outcome().ok()) {
+        out.compiled_note = "torch.compile was not timed: " +
+                            (loaded.ok() ? p.load_outcome().detail : loaded.message());
+        r.slot->reset();
+      }
+      continue;
     }
-  }
-  if (compiled) {
-    Status loaded = s.compiled->Load(compiled->artifact, load_timeout(nullptr));
-    if (!loaded.ok() || !s.compiled->load_outcome().ok()) {
-      out.compiled_note = "torch.compile was not timed: " +
-                          (loaded.ok() ? s.compiled->load_outcome().detail : loaded.message());
-      s.compiled.reset();
+    KOPE_RETURN_IF_ERROR(loaded);
+    if (!p.load_outcome().ok()) {
+      return Status::FailedPrecondition("the task's " + role +
+                                        " does not load: " + p.load_outcome().detail);
     }
   }
 

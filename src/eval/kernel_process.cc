@@ -1,5 +1,11 @@
 #include "kernel_process.h"
 
+#include <unistd.h>
+
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
 namespace kope {
 namespace {
 
@@ -99,8 +105,45 @@ Status KernelProcess::Load(const std::filesystem::path& artifact, double timeout
   return Status::Ok();
 }
 
+KernelProcess::~KernelProcess() {
+  runner_.reset();  // ends the process before its folder goes
+  if (!owned_folder_.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(owned_folder_, ec);
+  }
+}
+
+void KernelProcess::ResetAccounting() {
+  kernel_seconds_ = 0;
+  request_seconds_ = 0;
+  overhead_seconds_.clear();
+}
+
+double KernelProcess::cpu_seconds() const {
+  // /proc/PID/stat: utime and stime are fields 14 and 15, after the parenthesized name.
+  std::ifstream in("/proc/" + std::to_string(runner_->pid()) + "/stat");
+  std::string line;
+  if (!std::getline(in, line)) return 0;
+  size_t close = line.rfind(')');
+  if (close == std::string::npos) return 0;
+  std::istringstream fields(line.substr(close + 2));
+  std::string skip;
+  for (int i = 3; i < 14 && fields >> skip; ++i) {
+  }
+  unsigned long long utime = 0, stime = 0;
+  if (!(fields >> utime >> stime)) return 0;
+  return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
 Result<CallOutcome> KernelProcess::Prepare(ArenaLayout layout, double timeout_seconds) {
   layout_ = std::move(layout);
+  if (keep_arena_ && arena_ != nullptr && arena_->size() >= layout_.total_bytes) {
+    // The same memory, already mapped: the runner's offsets stay within it.
+    for (size_t i = 0; i < layout_.outputs.size(); ++i) {
+      std::memset(output(i), 0, layout_.outputs[i].bytes + ArenaLayout::kGuardBytes);
+    }
+    return CallOutcome{};
+  }
   arena_.reset();
   KOPE_ASSIGN_OR_RETURN(arena_, SharedArena::Create(layout_.total_bytes));
   KOPE_ASSIGN_OR_RETURN(CallOutcome mapped, runner_->MapArena(*arena_, timeout_seconds));

@@ -40,6 +40,8 @@ struct ArenaLayout {
 
 class KernelProcess {
  public:
+  ~KernelProcess();
+
   // Starts a runner in `scratch` and loads `artifact`. A kernel that fails to
   // load comes back as a live object whose load_outcome() is not ok.
   static Result<std::unique_ptr<KernelProcess>> Start(const std::string& role,
@@ -56,8 +58,10 @@ class KernelProcess {
   const CallOutcome& load_outcome() const { return load_outcome_; }
   const Protection& protection() const { return runner_->protection(); }
 
-  // Allocates and maps a fresh arena for `layout`.
+  // Allocates and maps a fresh arena for `layout`. With keep_arena(), an arena at least as
+  // large is kept and reused (its outputs zeroed) instead: for the task's own kernels only.
   Result<CallOutcome> Prepare(ArenaLayout layout, double timeout_seconds);
+  void keep_arena() { keep_arena_ = true; }
   const ArenaLayout& layout() const { return layout_; }
   uint8_t* arena() const { return arena_->data(); }
   uint8_t* input(int rotation, size_t i) const {
@@ -77,6 +81,14 @@ class KernelProcess {
   // Whether this is a Python bridge process (PyTorch kernels) rather than kope-runner.
   bool bridge() const { return bridge_; }
 
+  // For a process kept between evaluations: the accounting above starts again from zero.
+  void ResetAccounting();
+  bool alive() const { return runner_->alive(); }
+  // CPU time the runner process has used so far (0 where /proc cannot tell).
+  double cpu_seconds() const;
+  // A folder removed after the runner has ended (its scratch folder).
+  void own_folder(std::filesystem::path dir) { owned_folder_ = std::move(dir); }
+
  private:
   KernelProcess(std::string role, std::unique_ptr<Runner> runner)
       : role_(std::move(role)), runner_(std::move(runner)) {}
@@ -91,6 +103,8 @@ class KernelProcess {
   double request_seconds_ = 0;
   std::map<std::string, double> overhead_seconds_;
   bool bridge_ = false;
+  bool keep_arena_ = false;
+  std::filesystem::path owned_folder_;
 };
 
 }  // namespace kope

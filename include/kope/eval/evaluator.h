@@ -23,12 +23,14 @@
 
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 
 #include "kope/backend/backend.h"
 #include "kope/base/status.h"
 #include "kope/eval/outcome.h"
+#include "kope/eval/runner_pool.h"
 #include "kope/eval/timing.h"
 #include "kope/runner/sandbox.h"
 #include "kope/task/task.h"
@@ -53,6 +55,9 @@ struct EvalOptions {
   // For a task with a PyTorch baseline: also time torch.compile of it, beside the baseline (its
   // first call compiles: seconds to minutes, cached between evaluations).
   bool torch_compile_reference = true;
+  // Runners kept between evaluations (the task's own, spares); null: each evaluation starts
+  // and ends its own. See kope/eval/runner_pool.h.
+  std::shared_ptr<RunnerPool> pool;
   // Called with short progress lines ("verify check[1] trial 3/5"); may be empty.
   std::function<void(std::string_view)> progress;
 };

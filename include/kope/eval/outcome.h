@@ -95,6 +95,10 @@ struct Outcome {
   std::optional<KernelProfile> profile;      // EvalOptions::profile, valid outcomes only
   double eval_seconds = 0;    // wall time of the whole evaluation
   double kernel_seconds = 0;  // time spent inside kernels, all runners together
+  // With a RunnerPool (EvalOptions::pool): the task's runners that an earlier evaluation left
+  // loaded, and the runners this one took ready-started from the pool's spares.
+  int runners_reused = 0;
+  int runners_from_spares = 0;
   std::string timing_policy;  // "screen" or "confirm"
 
   bool valid() const { return verdict == Verdict::kValid; }

@@ -1,0 +1,115 @@
+#include <stdlib.h>
+
+#include <fmt/format.h>
+
+#include "runner_pool_impl.h"
+
+namespace kope {
+namespace {
+
+namespace fs = std::filesystem;
+
+// What makes two runners interchangeable before a kernel is loaded: everything in their
+// options but the scratch folder.
+std::string RunnerKind(const RunnerOptions& o) {
+  const SandboxOptions& s = o.sandbox;
+  const SandboxLimits& l = s.limits;
+  std::string kind = fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", o.runner_exe.string(),
+                                 o.device, o.start_timeout_seconds, s.use_bubblewrap,
+                                 l.cpu_seconds, l.max_file_bytes, l.max_address_space_bytes,
+                                 l.allow_network, l.writable_bytes, l.max_processes,
+                                 l.max_data_bytes, l.max_device_bytes, o.exe_args.size());
+  for (const auto& a : o.exe_args) kind += "|a:" + a;
+  for (const auto& p : s.read_only) kind += "|r:" + p.string();
+  for (const auto& p : s.devices) kind += "|d:" + p.string();
+  for (const auto& p : s.writable) kind += "|w:" + p.string();
+  return kind;
+}
+
+}  // namespace
+
+RunnerPool::RunnerPool(RunnerPoolOptions options)
+    : impl_(std::make_unique<Impl>(std::move(options))) {}
+RunnerPool::~RunnerPool() = default;
+
+RunnerPool::Impl::~Impl() {
+  kept_.clear();
+  spares_.clear();
+  std::error_code ec;
+  if (!root_.empty()) fs::remove_all(root_, ec);
+}
+
+Result<std::unique_ptr<KernelProcess>> RunnerPool::Impl::Spawn(const std::string& role,
+                                                               RunnerOptions runner) {
+  if (root_.empty()) {
+    fs::path base = options.scratch_root.empty() ? fs::temp_directory_path() : options.scratch_root;
+    std::string templ = (base / "kope-runners-XXXXXX").string();
+    if (mkdtemp(templ.data()) == nullptr) {
+      return Status::IoError("cannot create a scratch folder in " + base.string());
+    }
+    root_ = templ;
+  }
+  fs::path dir = root_ / fmt::format("{}-{}", role, next_folder_++);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return Status::IoError("cannot create " + dir.string() + ": " + ec.message());
+  runner.sandbox.scratch_dir = dir;
+  auto process = KernelProcess::Spawn(role, runner);
+  if (!process.ok()) {
+    fs::remove_all(dir, ec);
+    return process.status();
+  }
+  (*process)->own_folder(dir);
+  return process;
+}
+
+Result<std::unique_ptr<KernelProcess>> RunnerPool::Impl::Start(const std::string& role,
+                                                               RunnerOptions runner,
+                                                               bool* from_spare) {
+  *from_spare = false;
+  const std::string kind = RunnerKind(runner);
+  std::unique_ptr<KernelProcess> process;
+  if (auto it = spares_.find(kind); it != spares_.end()) {
+    std::unique_ptr<KernelProcess> spare = std::move(it->second);
+    spares_.erase(it);
+    // A spare that died while it waited is replaced, not used.
+    if (spare->alive()) {
+      process = std::move(spare);
+      *from_spare = true;
+    }
+  }
+  if (process == nullptr) {
+    KOPE_ASSIGN_OR_RETURN(process, Spawn(role, runner));
+  }
+  if (options.spares) {
+    // The next one starts now, while this evaluation runs. A failure to start shows when a
+    // runner of this kind is needed next; it is not this evaluation's.
+    auto next = Spawn("spare", runner);
+    if (next.ok()) spares_[kind] = std::move(next).value();
+  }
+  return process;
+}
+
+std::unique_ptr<KernelProcess> RunnerPool::Impl::TakeKept(const std::string& key) {
+  auto it = kept_.find(key);
+  if (it == kept_.end()) return nullptr;
+  std::unique_ptr<KernelProcess> p = std::move(it->second);
+  kept_.erase(it);
+  if (!p->alive()) return nullptr;
+  p->ResetAccounting();
+  return p;
+}
+
+void RunnerPool::Impl::Keep(
+    std::vector<std::pair<std::string, std::unique_ptr<KernelProcess>>> runners,
+    double cpu_limit_seconds) {
+  kept_.clear();
+  for (auto& [key, process] : runners) {
+    if (process == nullptr || !process->alive()) continue;
+    // RLIMIT_CPU counts a process's whole life: a runner near it would die mid-evaluation.
+    if (process->cpu_seconds() > 0.5 * cpu_limit_seconds) continue;
+    kept_[key] = std::move(process);
+  }
+}
+
+}  // namespace kope

@@ -1,0 +1,46 @@
+// RunnerPool's state (internal to the evaluator): the task runners kept from the last
+// evaluation and the spare runners started ahead. See include/kope/eval/runner_pool.h.
+#ifndef KOPE_SRC_EVAL_RUNNER_POOL_IMPL_H_
+#define KOPE_SRC_EVAL_RUNNER_POOL_IMPL_H_
+
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kernel_process.h"
+#include "kope/eval/runner_pool.h"
+
+namespace kope {
+
+struct RunnerPool::Impl {
+  explicit Impl(RunnerPoolOptions o) : options(std::move(o)) {}
+  ~Impl();
+
+  // A runner for `role` started with `runner` (its scratch_dir is chosen here): the spare of
+  // that kind if one is waiting, else a new one; `from_spare` says which. With spares, the next
+  // one of the kind starts at once. The process owns its folder.
+  Result<std::unique_ptr<KernelProcess>> Start(const std::string& role, RunnerOptions runner,
+                                               bool* from_spare);
+  // The task runner kept under `key` (role and artifact), or null.
+  std::unique_ptr<KernelProcess> TakeKept(const std::string& key);
+  // Keeps these task runners (those alive, and under half of `cpu_limit_seconds` of CPU time)
+  // for the next evaluation, and ends every other runner still kept.
+  void Keep(std::vector<std::pair<std::string, std::unique_ptr<KernelProcess>>> runners,
+            double cpu_limit_seconds);
+
+  RunnerPoolOptions options;
+
+ private:
+  Result<std::unique_ptr<KernelProcess>> Spawn(const std::string& role, RunnerOptions runner);
+
+  std::filesystem::path root_;  // made on first use, removed with the pool
+  int next_folder_ = 0;
+  std::map<std::string, std::unique_ptr<KernelProcess>> kept_;
+  std::map<std::string, std::unique_ptr<KernelProcess>> spares_;  // by RunnerKind
+};
+
+}  // namespace kope
+
+#endif  // KOPE_SRC_EVAL_RUNNER_POOL_IMPL_H_

@@ -1,0 +1,140 @@
+// RunnerPool: the task's runners are kept between evaluations, spares start ahead, and no
+// candidate ever sees another's runner or folder.
+#include "kope/eval/runner_pool.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+#include "kope/backend/cpu/cpu_backend.h"
+#include "kope/eval/evaluator.h"
+
+namespace kope {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string ReadAll(const fs::path& p) {
+  std::ifstream in(p);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// The example's own GELU, made to refuse (rc 7) when its working folder already holds the marker
+// an earlier candidate left there, and to fail (rc 8) when it cannot leave one itself.
+std::string MarkerCandidate() {
+  std::string source =
+      ReadAll(fs::path(KOPE_SOURCE_DIR) / "examples/gelu/baseline.cc");
+  const std::string entry = "extern \"C\" int kope_kernel(";
+  const std::string marker = R"(
+#include <cstdio>
+#include <unistd.h>
+static int MarkerCheck() {
+  static int verdict = -1;
+  if (verdict < 0) {
+    verdict = access("kope-marker", F_OK) == 0 ? 7 : 0;
+    std::FILE* f = std::fopen("kope-marker", "w");
+    if (f == nullptr) verdict = 8;
+    else std::fclose(f);
+  }
+  return verdict;
+}
+)";
+  source.insert(source.find(entry), marker);
+  const std::string body = "void* /*stream*/) {\n";
+  source.insert(source.find(body) + body.size(), "  if (int rc = MarkerCheck()) return rc;\n");
+  return source;
+}
+
+class RunnerPoolTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    CpuBackendOptions options;
+    options.cache_dir = fs::path(KOPE_BINARY_DIR) / "test-cache";
+    auto backend = CreateCpuBackend(options);
+    ASSERT_TRUE(backend.ok()) << backend.status().ToString();
+    backend_ = std::move(backend).value().release();
+  }
+  EvalOptions Options(std::shared_ptr<RunnerPool> pool) {
+    EvalOptions options;
+    options.runner_exe = fs::path(KOPE_BINARY_DIR) / "kope-runner";
+    options.trials = 2;
+    options.timing.min_seconds = 0.02;
+    options.timing.max_seconds = 0.2;
+    options.pool = std::move(pool);
+    return options;
+  }
+  Outcome MustEvaluate(Evaluator& e, const fs::path& task_dir, const std::string& source,
+                       const std::string& name) {
+    auto task = LoadTask(task_dir);
+    EXPECT_TRUE(task.ok()) << task.status().ToString();
+    auto outcome = e.Evaluate(*task, source, name);
+    EXPECT_TRUE(outcome.ok()) << outcome.status().ToString();
+    return outcome.ok() ? *outcome : Outcome{};
+  }
+  static Backend* backend_;
+  const fs::path examples_ = fs::path(KOPE_SOURCE_DIR) / "examples";
+  const fs::path adversarial_ = fs::path(KOPE_SOURCE_DIR) / "src/eval/testdata/adversarial";
+};
+Backend* RunnerPoolTest::backend_ = nullptr;
+
+TEST_F(RunnerPoolTest, KeepsTheTaskRunnersForTheNextCandidateOfTheSameTask) {
+  auto pool = std::make_shared<RunnerPool>();
+  Evaluator evaluator(*backend_, Options(pool));
+  const std::string good = ReadAll(examples_ / "gelu/optimized.cc");
+  Outcome first = MustEvaluate(evaluator, examples_ / "gelu", good, "optimized.cc");
+  EXPECT_TRUE(first.valid()) << FormatOutcome(first);
+  EXPECT_EQ(first.runners_reused, 0);
+
+  // A candidate that crashes leaves the task's runner as it was.
+  Outcome crash = MustEvaluate(evaluator, examples_ / "gelu",
+                               ReadAll(adversarial_ / "segfault.cc"), "segfault.cc");
+  EXPECT_EQ(VerdictName(crash.verdict), "crash") << FormatOutcome(crash);
+  EXPECT_EQ(crash.runners_reused, 1);
+
+  Outcome again = MustEvaluate(evaluator, examples_ / "gelu", good, "optimized.cc");
+  EXPECT_TRUE(again.valid()) << FormatOutcome(again);
+  EXPECT_EQ(again.runners_reused, 1);
+
+  // Another task's runners replace them; a wrong candidate is still caught with kept runners.
+  Outcome other = MustEvaluate(evaluator, examples_ / "row_sum",
+                               ReadAll(examples_ / "row_sum/optimized.cc"), "optimized.cc");
+  EXPECT_TRUE(other.valid()) << FormatOutcome(other);
+  EXPECT_EQ(other.runners_reused, 0);
+  Outcome wrong = MustEvaluate(evaluator, examples_ / "gelu",
+                               ReadAll(adversarial_ / "unwritten_output.cc"), "unwritten.cc");
+  EXPECT_EQ(VerdictName(wrong.verdict), "incorrect") << FormatOutcome(wrong);
+  EXPECT_EQ(wrong.runners_reused, 0);
+  Outcome wrong_again = MustEvaluate(evaluator, examples_ / "gelu",
+                                     ReadAll(adversarial_ / "constant_output.cc"), "constant.cc");
+  EXPECT_EQ(VerdictName(wrong_again.verdict), "incorrect") << FormatOutcome(wrong_again);
+  EXPECT_EQ(wrong_again.runners_reused, 1);
+}
+
+TEST_F(RunnerPoolTest, EveryCandidateGetsARunnerAndFolderNoKernelUsed) {
+  RunnerPoolOptions options;
+  options.spares = true;
+  auto pool = std::make_shared<RunnerPool>(options);
+  Evaluator evaluator(*backend_, Options(pool));
+  const std::string source = MarkerCandidate();
+  for (int i = 0; i < 3; ++i) {
+    Outcome o = MustEvaluate(evaluator, examples_ / "gelu", source, "marker.cc");
+    EXPECT_TRUE(o.valid()) << "evaluation " << i << "\n" << FormatOutcome(o);
+    if (i > 0) {
+      EXPECT_EQ(o.runners_reused, 1);
+      EXPECT_EQ(o.runners_from_spares, 1);
+    }
+  }
+  // Without a pool the same holds, trivially: each evaluation starts its own runners.
+  Evaluator plain(*backend_, Options(nullptr));
+  Outcome o = MustEvaluate(plain, examples_ / "gelu", source, "marker.cc");
+  EXPECT_TRUE(o.valid()) << FormatOutcome(o);
+  EXPECT_EQ(o.runners_reused + o.runners_from_spares, 0);
+}
+
+}  // namespace
+}  // namespace kope
