@@ -248,7 +248,7 @@ GraphShape ShapeFor(double scale) {
 // Names the generator and the shape; a cached store with another tag is generated again (bump the
 // leading version when the generator or the schema changes).
 std::string ShapeTag(const GraphShape& s) {
-  return "v2 " + std::to_string(s.families) + " " + std::to_string(s.tasks_per_family) + " " +
+  return "v3 " + std::to_string(s.families) + " " + std::to_string(s.tasks_per_family) + " " +
          std::to_string(s.runs_per_task) + " " + std::to_string(s.attempts_per_run) + " " +
          std::to_string(s.insights) + " " + std::to_string(s.seed);
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 
 namespace kope::memory {
 namespace {
@@ -15,7 +16,7 @@ struct ClassRule {
   std::vector<std::string_view> code;
 };
 
-const std::vector<ClassRule>& Rules() {
+const std::vector<ClassRule>& RuleTable() {
   static const std::vector<ClassRule> rules = {
       {"vectorize-loads",
        {"vectoriz+load", "vector load", "wide load", "128-bit load", "float4", "float2$",
@@ -104,47 +105,103 @@ bool IsSpace(char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
 }
 
-// The text once lowercased, with the positions where its words start and which first letters
-// occur (most terms can be ruled out by their first letter alone).
-struct Words {
-  std::string text;
-  std::vector<size_t> starts;
-  std::array<bool, 256> first{};
-};
-
-Words IndexWords(std::string_view decision) {
-  Words w;
-  w.text.resize(decision.size());
-  for (size_t i = 0; i < decision.size(); ++i) {
-    w.text[i] = AsciiLower(decision[i]);
-    if (IsWordChar(w.text[i]) && (i == 0 || !IsWordChar(w.text[i - 1]))) {
-      w.starts.push_back(i);
-      w.first[static_cast<unsigned char>(w.text[i])] = true;
-    }
-  }
-  return w;
-}
-
 // One word of a text rule.
 struct Term {
   std::string_view word;
   bool whole = false;  // must also end at a word end
 };
 
-// The rules with their text alternatives split into terms once.
-struct CompiledRule {
-  std::string_view name;
-  std::vector<std::vector<Term>> text;
-  const std::vector<std::string_view>* code = nullptr;
+// A set of patterns, looked up by their first two bytes: a text is scanned once, and at each
+// position only the few patterns filed under the bytes there are compared. This runs for every
+// attempt written (trying every term at every word start, and searching the code once per
+// pattern, took about 4 us per attempt).
+class PatternSet {
+ public:
+  // Adds a pattern (at least one byte) and returns its index; equal patterns share one.
+  size_t Add(std::string_view pattern) {
+    for (size_t i = 0; i < patterns_.size(); ++i) {
+      if (patterns_[i] == pattern) return i;
+    }
+    patterns_.push_back(pattern);
+    return patterns_.size() - 1;
+  }
+
+  // Builds the lookup table; call once, after the last Add.
+  void Build() {
+    std::vector<uint32_t> counts(kKeys + 1, 0);
+    for (std::string_view p : patterns_) {
+      if (p.size() >= 2) ++counts[Key(p[0], p[1])];
+    }
+    first_.assign(kKeys + 1, 0);
+    for (size_t k = 0; k < kKeys; ++k) first_[k + 1] = first_[k] + counts[k];
+    ids_.resize(first_[kKeys]);
+    std::vector<uint32_t> next(first_.begin(), first_.end() - 1);
+    for (size_t i = 0; i < patterns_.size(); ++i) {
+      std::string_view p = patterns_[i];
+      if (p.size() >= 2) {
+        ids_[next[Key(p[0], p[1])]++] = static_cast<uint16_t>(i);
+      } else {
+        short_.push_back(i);
+      }
+    }
+  }
+
+  size_t size() const { return patterns_.size(); }
+
+  // Calls found(index, end) for each pattern that occurs in `text` at `pos` (end: the position
+  // after it).
+  template <typename Found>
+  void MatchAt(std::string_view text, size_t pos, Found&& found) const {
+    const char second = pos + 1 < text.size() ? text[pos + 1] : '\0';
+    const size_t key = Key(text[pos], second);
+    for (uint32_t j = first_[key]; j < first_[key + 1]; ++j) {
+      std::string_view p = patterns_[ids_[j]];
+      if (text.size() - pos >= p.size() && text.compare(pos, p.size(), p) == 0) {
+        found(ids_[j], pos + p.size());
+      }
+    }
+    for (size_t i : short_) {
+      if (text[pos] == patterns_[i][0]) found(i, pos + 1);
+    }
+  }
+
+ private:
+  // Two bytes hashed into 4096 buckets (16 KiB of offsets): a collision costs a comparison.
+  static constexpr size_t kKeys = 1 << 12;
+  static size_t Key(char a, char b) {
+    return (static_cast<size_t>(static_cast<unsigned char>(a)) * 31 +
+            static_cast<unsigned char>(b)) &
+           (kKeys - 1);
+  }
+  std::vector<std::string_view> patterns_;
+  std::vector<uint32_t> first_;  // ids_[first_[key] .. first_[key + 1]): the bucket's patterns
+  std::vector<uint16_t> ids_;
+  std::vector<size_t> short_;  // one-byte patterns (none today)
 };
 
-const std::vector<CompiledRule>& CompiledRules() {
-  static const std::vector<CompiledRule> compiled = [] {
-    std::vector<CompiledRule> out;
-    for (const ClassRule& rule : Rules()) {
-      CompiledRule c{rule.name, {}, &rule.code};
+// The rules compiled once: text alternatives as lists of term numbers, code rules as pattern
+// numbers.
+struct CompiledRule {
+  std::string_view name;
+  std::vector<std::vector<size_t>> text;  // indexes into Compiled::terms
+  std::vector<size_t> code;               // indexes into Compiled::code
+};
+
+struct Compiled {
+  std::vector<Term> terms;  // distinct (word, whole) pairs
+  PatternSet words;         // the terms' words
+  std::vector<std::vector<size_t>> terms_of_word;
+  PatternSet code;
+  std::vector<CompiledRule> rules;
+};
+
+const Compiled& Rules() {
+  static const Compiled compiled = [] {
+    Compiled c;
+    for (const ClassRule& rule : RuleTable()) {
+      CompiledRule r{rule.name, {}, {}};
       for (std::string_view alternative : rule.text) {
-        std::vector<Term> terms;
+        std::vector<size_t> terms;
         while (!alternative.empty()) {
           size_t plus = alternative.find('+');
           Term t{alternative.substr(0, plus), false};
@@ -152,30 +209,33 @@ const std::vector<CompiledRule>& CompiledRules() {
             t.word.remove_suffix(1);
             t.whole = true;
           }
-          if (!t.word.empty()) terms.push_back(t);
+          if (!t.word.empty()) {
+            size_t id = 0;
+            while (id < c.terms.size() &&
+                   !(c.terms[id].word == t.word && c.terms[id].whole == t.whole)) {
+              ++id;
+            }
+            if (id == c.terms.size()) {
+              c.terms.push_back(t);
+              size_t word = c.words.Add(t.word);
+              if (c.terms_of_word.size() <= word) c.terms_of_word.resize(word + 1);
+              c.terms_of_word[word].push_back(id);
+            }
+            terms.push_back(id);
+          }
           alternative =
               plus == std::string_view::npos ? std::string_view() : alternative.substr(plus + 1);
         }
-        c.text.push_back(std::move(terms));
+        r.text.push_back(std::move(terms));
       }
-      out.push_back(std::move(c));
+      for (std::string_view pattern : rule.code) r.code.push_back(c.code.Add(pattern));
+      c.rules.push_back(std::move(r));
     }
-    return out;
+    c.words.Build();
+    c.code.Build();
+    return c;
   }();
   return compiled;
-}
-
-bool HasTerm(const Words& w, const Term& term) {
-  if (!w.first[static_cast<unsigned char>(term.word[0])]) return false;
-  for (size_t pos : w.starts) {
-    if (w.text[pos] != term.word[0] || w.text.compare(pos, term.word.size(), term.word) != 0) {
-      continue;
-    }
-    size_t end = pos + term.word.size();
-    if (term.whole && end < w.text.size() && IsWordChar(w.text[end])) continue;
-    return true;
-  }
-  return false;
 }
 
 std::string CollapseWhitespace(std::string_view code) {
@@ -203,18 +263,34 @@ bool IsDecisionClass(std::string_view name) {
 }
 
 std::vector<std::string> ClassifyDecision(std::string_view decision, std::string_view code) {
-  const Words words = IndexWords(decision);
-  const std::string flat = CollapseWhitespace(code);
-  std::vector<std::string> classes;
-  for (const CompiledRule& rule : CompiledRules()) {
-    bool hit = std::any_of(rule.text.begin(), rule.text.end(), [&](const std::vector<Term>& terms) {
-      return std::all_of(terms.begin(), terms.end(),
-                         [&](const Term& t) { return HasTerm(words, t); });
+  const Compiled& c = Rules();
+  // Which terms occur in the lowercased decision at a word start (and, for whole terms, end at
+  // a word end).
+  std::vector<bool> term_hit(c.terms.size(), false);
+  std::string text(decision.size(), '\0');
+  for (size_t i = 0; i < decision.size(); ++i) text[i] = AsciiLower(decision[i]);
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (!IsWordChar(text[i]) || (i > 0 && IsWordChar(text[i - 1]))) continue;
+    c.words.MatchAt(text, i, [&](size_t word, size_t end) {
+      const bool at_word_end = end >= text.size() || !IsWordChar(text[end]);
+      for (size_t term : c.terms_of_word[word]) {
+        if (!c.terms[term].whole || at_word_end) term_hit[term] = true;
+      }
     });
-    hit = hit || (!flat.empty() &&
-                  std::any_of(rule.code->begin(), rule.code->end(), [&](std::string_view r) {
-                    return flat.find(r) != std::string::npos;
-                  }));
+  }
+  // Which code patterns occur anywhere in the code, whitespace collapsed.
+  std::vector<bool> code_hit(c.code.size(), false);
+  const std::string flat = CollapseWhitespace(code);
+  for (size_t i = 0; i < flat.size(); ++i) {
+    c.code.MatchAt(flat, i, [&](size_t pattern, size_t) { code_hit[pattern] = true; });
+  }
+  std::vector<std::string> classes;
+  for (const CompiledRule& rule : c.rules) {
+    bool hit = std::any_of(rule.text.begin(), rule.text.end(), [&](const std::vector<size_t>& t) {
+      return std::all_of(t.begin(), t.end(), [&](size_t term) { return term_hit[term]; });
+    });
+    hit = hit || std::any_of(rule.code.begin(), rule.code.end(),
+                             [&](size_t pattern) { return code_hit[pattern]; });
     if (hit) classes.emplace_back(rule.name);
   }
   std::sort(classes.begin(), classes.end());

@@ -11,6 +11,7 @@ namespace {
 // Lines keep their '\n', so that a last line without one differs from the same line with one.
 std::vector<std::string_view> SplitLines(std::string_view text) {
   std::vector<std::string_view> lines;
+  lines.reserve(text.size() / 32 + 1);  // a guess: kernels' lines are about 30 to 50 bytes
   size_t start = 0;
   while (start < text.size()) {
     size_t end = text.find('\n', start);
@@ -53,10 +54,12 @@ bool MyersScript(const Side& a, const Side& b, int a0, int b0, int max_d, std::v
   const int max = n + m;
   const int offset = max + 1;
   std::vector<int> v(2 * max + 3, 0);
-  std::vector<std::vector<int>> trace;  // trace[d]: v[-d-1 .. d+1] at the start of round d
+  // The frontiers, one after the other: round d's, v[-d-1 .. d+1] at its start, begins at
+  // (d + 1) * (d + 1) - 1 (rounds 0 .. d-1 took 3 + 5 + ... + (2d + 1) entries).
+  std::vector<int> trace;
   int found_d = -1;
   for (int d = 0; d <= max && d <= max_d; ++d) {
-    trace.emplace_back(v.begin() + offset - d - 1, v.begin() + offset + d + 2);
+    trace.insert(trace.end(), v.begin() + offset - d - 1, v.begin() + offset + d + 2);
     for (int k = -d; k <= d; k += 2) {
       int x = (k == -d || (k != d && v[offset + k - 1] < v[offset + k + 1]))
                   ? v[offset + k + 1]
@@ -74,9 +77,10 @@ bool MyersScript(const Side& a, const Side& b, int a0, int b0, int max_d, std::v
   if (found_d < 0) return false;
 
   std::vector<Op> reversed;
+  reversed.reserve(static_cast<size_t>(std::max(n, m) + found_d));
   int x = n, y = m;
   for (int d = found_d; d >= 0; --d) {
-    const std::vector<int>& w = trace[d];
+    const int* w = trace.data() + ((d + 1) * (d + 1) - 1);
     auto at = [&](int k) { return w[k + d + 1]; };
     int k = x - y;
     int prev_k = (k == -d || (k != d && at(k - 1) < at(k + 1))) ? k + 1 : k - 1;
@@ -154,8 +158,9 @@ std::string UnifiedDiff(std::string_view old_text, std::string_view new_text,
   }
 
   std::string out;
-  out += "--- a/" + std::string(options.old_name) + "\n";
-  out += "+++ b/" + std::string(options.new_name) + "\n";
+  out.reserve(256);
+  out.append("--- a/").append(options.old_name).append("\n");
+  out.append("+++ b/").append(options.new_name).append("\n");
   int i = 0;
   while (i < count) {
     while (i < count && ops[i].type == OpType::kEqual) ++i;

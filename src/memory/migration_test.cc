@@ -24,16 +24,30 @@ int64_t UserVersion(const std::filesystem::path& file) {
   return version;
 }
 
+bool HasIndex(const std::filesystem::path& file, const char* name) {
+  sqlite3* db = nullptr;
+  sqlite3_open_v2(file.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
+  sqlite3_stmt* stmt = nullptr;
+  sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = ?", -1,
+                     &stmt, nullptr);
+  sqlite3_bind_text(stmt, 1, name, -1, SQLITE_STATIC);
+  bool found = sqlite3_step(stmt) == SQLITE_ROW && sqlite3_column_int64(stmt, 0) == 1;
+  sqlite3_finalize(stmt);
+  sqlite3_close(db);
+  return found;
+}
+
 TEST(MigrationTest, VersionOneFixtureOpensMigrated) {
   TempDir dir;
   std::filesystem::path file = dir / "store_v1.db";
   std::filesystem::copy_file(
       std::filesystem::path(KOPE_SOURCE_DIR) / "src/memory/testdata/store_v1.db", file);
   ASSERT_EQ(UserVersion(file), 1);
+  ASSERT_TRUE(HasIndex(file, "outcomes_best_family"));
 
   auto store = testing::OpenOrDie(file);
   StoreStats stats = ValueOrDie(store->Stats());
-  EXPECT_EQ(stats.schema_version, 2);
+  EXPECT_EQ(stats.schema_version, 3);
   EXPECT_EQ(stats.tasks, 1);
   EXPECT_EQ(stats.attempts, 3);
   EXPECT_EQ(stats.outcomes, 3);
@@ -76,7 +90,12 @@ TEST(MigrationTest, VersionOneFixtureOpensMigrated) {
   }));
   EXPECT_EQ(ValueOrDie(store->Children(2)).size(), 2u);
   store.reset();
-  EXPECT_EQ(UserVersion(file), 2);
+  EXPECT_EQ(UserVersion(file), 3);
+  // Version 3 dropped two ranking indexes and kept the one that serves their queries.
+  EXPECT_FALSE(HasIndex(file, "outcomes_best_family"));
+  EXPECT_FALSE(HasIndex(file, "outcomes_best_hardware"));
+  EXPECT_TRUE(HasIndex(file, "outcomes_best_hardware_family"));
+  EXPECT_TRUE(HasIndex(file, "outcomes_best_task"));
   // A second open finds nothing to migrate.
   EXPECT_EQ(ValueOrDie(testing::OpenOrDie(file)->Stats()).attempts, 4);
 }

@@ -74,6 +74,12 @@ Query& Query::Bind(int index, std::string_view text) {
   return *this;
 }
 
+Query& Query::BindStatic(int index, std::string_view text) {
+  Note(sqlite3_bind_text64(stmt_, index, text.data(), text.size(), SQLITE_STATIC, SQLITE_UTF8),
+       "sqlite3_bind_text64");
+  return *this;
+}
+
 Query& Query::BindBlob(int index, std::string_view bytes) {
   Note(sqlite3_bind_blob64(stmt_, index, bytes.data(), bytes.size(), SQLITE_TRANSIENT),
        "sqlite3_bind_blob64");

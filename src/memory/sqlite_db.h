@@ -45,6 +45,9 @@ class Query {
   Query& Bind(int index, std::string_view text);
   Query& Bind(int index, const char* text) { return Bind(index, std::string_view(text)); }
   Query& Bind(int index, const std::string& text) { return Bind(index, std::string_view(text)); }
+  // Binds text without copying it: the bytes must stay valid until this Query is destroyed (or
+  // the parameter is bound again). For large texts that outlive the statement's run.
+  Query& BindStatic(int index, std::string_view text);
   Query& BindBlob(int index, std::string_view bytes);
   Query& BindNull(int index);
   // Binds 0 as NULL (ids where 0 means none).
@@ -67,6 +70,8 @@ class Query {
 
   // Rows changed by the last completed Run/Step of an INSERT, UPDATE or DELETE.
   int64_t Changes() const { return sqlite3_changes64(db_); }
+  // The prepared statement, owned by Db's cache (valid while the Db lives).
+  sqlite3_stmt* statement() const { return stmt_; }
 
  private:
   sqlite3* db_;

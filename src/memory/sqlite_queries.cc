@@ -136,34 +136,94 @@ Result<std::vector<AttemptView>> SqliteStore::BestAttempts(const BestQuery& quer
   if (query.task_id == 0 && query.op_family.empty() && query.hardware_id == 0) {
     return Status::InvalidArgument("BestAttempts needs a task, an op family or a hardware");
   }
-  const std::string order = " ORDER BY o.speedup DESC, o.id";
-  std::string sql = OutcomeSelect() + "WHERE" + std::string(kRankable);
-  if (query.task_id != 0) {
-    sql += "AND o.task_id = ?1 AND (?2 = 0 OR o.hardware_id = ?2)" + order;
-  } else if (!query.op_family.empty() && query.hardware_id != 0) {
-    sql += "AND o.hardware_id = ?2 AND o.op_family = ?3" + order;
-  } else if (!query.op_family.empty()) {
-    sql += "AND o.op_family = ?3" + order;
-  } else {
-    sql += "AND o.hardware_id = ?2" + order;
-  }
   ReadSnapshot snapshot(*db_);
   KOPE_RETURN_IF_ERROR(snapshot.status());
-  KOPE_ASSIGN_OR_RETURN(Query q, db_->Prepare(sql));
-  if (query.task_id != 0) q.Bind(1, query.task_id);
-  if (sql.find("?2") != std::string::npos) q.Bind(2, query.hardware_id);
-  if (sql.find("?3") != std::string::npos) q.Bind(3, query.op_family);
+  // A task's list (outcomes_best_task) and a family's list on one hardware
+  // (outcomes_best_hardware_family) are read in ranking order, one row per attempt, until `limit`
+  // attempts. A family on any hardware and a hardware for any family have no index of their own
+  // (two fewer index entries per outcome written): their ranking merges the family's lists over
+  // the hardware, or the hardware's lists over the families. Every outcome of an attempt lies in
+  // one list (an attempt has one task, hence one family and one hardware), so the best `limit`
+  // attempts of each list hold the best `limit` attempts overall, each with its best outcome.
+  struct Ranked {
+    double speedup;
+    NodeId outcome;
+    NodeId attempt;
+  };
+  auto better = [](const Ranked& a, const Ranked& b) {
+    if (a.speedup != b.speedup) return a.speedup > b.speedup;
+    return a.outcome < b.outcome;
+  };
+  std::vector<Ranked> ranked;  // merging: the best `limit` so far, in ranking order
+  // Reads one list in ranking order; when merging and `limit` attempts are already ranked, stops
+  // at the first row that ranks below all of them (the rest of the list ranks lower still).
+  auto take = [&](Query& q, bool merging) -> Status {
+    const size_t ranked_before = ranked.size();
+    std::vector<NodeId> seen;
+    while (static_cast<int>(seen.size()) < query.limit) {
+      KOPE_ASSIGN_OR_RETURN(bool row, q.Step());
+      if (!row) break;
+      const Ranked r{q.Double(0), q.Int(1), q.Int(2)};
+      if (merging && static_cast<int>(ranked_before) >= query.limit &&
+          !better(r, ranked[ranked_before - 1])) {
+        break;
+      }
+      if (std::find(seen.begin(), seen.end(), r.attempt) != seen.end()) continue;
+      seen.push_back(r.attempt);
+      ranked.push_back(r);
+    }
+    if (merging) {
+      std::sort(ranked.begin(), ranked.end(), better);
+      if (static_cast<int>(ranked.size()) > query.limit) ranked.resize(std::max(0, query.limit));
+    }
+    return Status::Ok();
+  };
+  static const std::string select =
+      "SELECT o.speedup, o.id, o.attempt_id FROM outcomes o WHERE" + std::string(kRankable);
+  static const std::string by_task = select +
+                                     "AND o.task_id = ?1 AND (?2 = 0 OR o.hardware_id = ?2) "
+                                     "ORDER BY o.speedup DESC, o.id";
+  static const std::string by_list =
+      select + "AND o.hardware_id = ?1 AND o.op_family = ?2 ORDER BY o.speedup DESC, o.id";
+  if (query.task_id != 0) {
+    KOPE_ASSIGN_OR_RETURN(Query q, db_->Prepare(by_task));
+    q.Bind(1, query.task_id).Bind(2, query.hardware_id);
+    KOPE_RETURN_IF_ERROR(take(q, false));
+  } else {
+    std::vector<std::pair<NodeId, std::string>> lists;
+    if (!query.op_family.empty() && query.hardware_id != 0) {
+      lists.emplace_back(query.hardware_id, query.op_family);
+    } else if (!query.op_family.empty()) {
+      KOPE_ASSIGN_OR_RETURN(Query q, db_->Prepare("SELECT id FROM hardware ORDER BY id"));
+      KOPE_ASSIGN_OR_RETURN(std::vector<NodeId> hardware, Ids(q));
+      for (NodeId h : hardware) lists.emplace_back(h, query.op_family);
+    } else {
+      // Outcomes carry their task's family, so the tasks' families are all the lists there are.
+      KOPE_ASSIGN_OR_RETURN(
+          Query q, db_->Prepare("SELECT DISTINCT op_family FROM tasks ORDER BY op_family"));
+      while (true) {
+        KOPE_ASSIGN_OR_RETURN(bool row, q.Step());
+        if (!row) break;
+        lists.emplace_back(query.hardware_id, q.Text(0));
+      }
+    }
+    for (const auto& [hardware, family] : lists) {
+      KOPE_ASSIGN_OR_RETURN(Query q, db_->Prepare(by_list));
+      q.Bind(1, hardware).Bind(2, family);
+      KOPE_RETURN_IF_ERROR(take(q, lists.size() > 1));
+    }
+  }
+  static const std::string outcome_sql = OutcomeSelect() + "WHERE o.id = ?";
   std::vector<AttemptView> out;
-  std::vector<NodeId> seen;
-  while (static_cast<int>(out.size()) < query.limit) {
-    KOPE_ASSIGN_OR_RETURN(bool row, q.Step());
-    if (!row) break;
-    OutcomeNode outcome = ReadOutcome(q, 0);
-    if (std::find(seen.begin(), seen.end(), outcome.attempt_id) != seen.end()) continue;
-    seen.push_back(outcome.attempt_id);
+  out.reserve(ranked.size());
+  for (const Ranked& r : ranked) {
     AttemptView view;
-    KOPE_ASSIGN_OR_RETURN(view.attempt, LoadAttempt(outcome.attempt_id));
-    view.outcome = std::move(outcome);
+    KOPE_ASSIGN_OR_RETURN(Query q, db_->Prepare(outcome_sql));
+    q.Bind(1, r.outcome);
+    KOPE_ASSIGN_OR_RETURN(bool row, q.Step());
+    if (!row) return Status::Internal("a ranked outcome vanished");
+    view.outcome = ReadOutcome(q, 0);
+    KOPE_ASSIGN_OR_RETURN(view.attempt, LoadAttempt(r.attempt));
     out.push_back(std::move(view));
   }
   return out;

@@ -112,9 +112,11 @@ class SqliteStore final : public GraphStore {
   Result<std::optional<OutcomeNode>> LatestOutcome(NodeId attempt);
   Result<std::vector<AttemptView>> ViewsOf(const std::vector<NodeId>& attempt_ids);
   Result<std::vector<NodeId>> Ids(Query& query);
-  Result<RunFacts> FactsOfRun(NodeId run);
-  Result<AttemptFacts> FactsOfAttempt(NodeId attempt);
-  void Remember(NodeId attempt, AttemptFacts facts);
+  // The facts are the caches' own: a run's stay valid until ForgetCaches, an attempt's until the
+  // next Remember (which may evict it).
+  Result<const RunFacts*> FactsOfRun(NodeId run);
+  Result<const AttemptFacts*> FactsOfAttempt(NodeId attempt);
+  const AttemptFacts* Remember(NodeId attempt, AttemptFacts facts);
   void ForgetCaches();
 
   std::unique_ptr<Db> db_;

@@ -1,7 +1,7 @@
 // Write transactions and the GraphWriter of the SQLite store.
 #include <cmath>
-#include <nlohmann/json.hpp>
 
+#include "json_object.h"
 #include "kope/base/hash.h"
 #include "kope/memory/decision_classes.h"
 #include "kope/memory/error_signature.h"
@@ -14,8 +14,7 @@ namespace {
 constexpr size_t kRecentAttempts = 512;
 
 Status CheckJsonObject(std::string_view what, std::string_view json) {
-  size_t first = json.find_first_not_of(" \t\r\n");
-  if (first == std::string_view::npos || json[first] != '{' || !nlohmann::json::accept(json)) {
+  if (!IsJsonObject(json)) {
     return Status::InvalidArgument(std::string(what) + " must be a JSON object, got '" +
                                    std::string(json.substr(0, 60)) + "'");
   }
@@ -139,8 +138,9 @@ class SqliteWriter final : public GraphWriter {
       return Status::InvalidArgument("attempt token counts must be >= 0");
     }
     KOPE_ASSIGN_OR_RETURN(std::vector<std::string> given, NormalizedClasses(attempt.classes));
-    KOPE_ASSIGN_OR_RETURN(SqliteStore::RunFacts run, store_.FactsOfRun(attempt.run_id));
-    SqliteStore::AttemptFacts parent;
+    KOPE_ASSIGN_OR_RETURN(const SqliteStore::RunFacts* run, store_.FactsOfRun(attempt.run_id));
+    // Valid until the Remember below.
+    const SqliteStore::AttemptFacts* parent = nullptr;
     if (attempt.parent_id != 0) {
       KOPE_ASSIGN_OR_RETURN(parent, store_.FactsOfAttempt(attempt.parent_id));
     }
@@ -154,36 +154,42 @@ class SqliteWriter final : public GraphWriter {
       return Status::InvalidArgument("attempt source_hash " + attempt.source_hash +
                                      " does not match its source (" + hash + ")");
     }
-    std::string key = attempt.key.empty() ? AttemptKey(run.key, parent.key, hash, attempt.decision,
-                                                       attempt.proposer)
-                                          : attempt.key;
+    std::string key =
+        attempt.key.empty()
+            ? AttemptKey(run->key, parent != nullptr ? std::string_view(parent->key) : "", hash,
+                         attempt.decision, attempt.proposer)
+            : attempt.key;
     std::string blob = KeyToBlob(key);
     std::string diff = attempt.diff;
-    if (diff.empty() && attempt.parent_id != 0) diff = UnifiedDiff(*parent.source, source);
-    std::vector<std::string> classes = MergeClasses(
+    if (diff.empty() && parent != nullptr) diff = UnifiedDiff(*parent->source, source);
+    const std::string classes = JoinClasses(MergeClasses(
         std::move(given),
-        ClassifyDecision(attempt.decision, attempt.parent_id != 0 ? AddedLines(diff) : source));
+        ClassifyDecision(attempt.decision, attempt.parent_id != 0 ? AddedLines(diff) : source)));
     KOPE_ASSIGN_OR_RETURN(NodeId source_id, PutSource(hash, source));
     KOPE_ASSIGN_OR_RETURN(
         Query q,
-        db_.Prepare("INSERT INTO attempts(key, run_id, task_id, hardware_id, parent_id, source_id, "
-                    "diff, decision, classes, proposer, prompt_tokens, completion_tokens, "
-                    "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-                    "ON CONFLICT(key) DO NOTHING"));
-    q.BindBlob(1, blob).Bind(2, attempt.run_id).Bind(3, run.task_id).Bind(4, run.hardware_id);
-    q.BindId(5, attempt.parent_id).Bind(6, source_id).Bind(7, diff).Bind(8, attempt.decision);
-    q.Bind(9, JoinClasses(classes)).Bind(10, attempt.proposer).Bind(11, attempt.prompt_tokens);
-    q.Bind(12, attempt.completion_tokens).Bind(13, OrNow(attempt.created_at));
+        PrepareHot(kInsertAttempt,
+                   "INSERT INTO attempts(key, run_id, task_id, hardware_id, parent_id, source_id, "
+                   "diff, decision, classes, proposer, prompt_tokens, completion_tokens, "
+                   "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                   "ON CONFLICT(key) DO NOTHING"));
+    q.BindBlob(1, blob).Bind(2, attempt.run_id).Bind(3, run->task_id).Bind(4, run->hardware_id);
+    q.BindId(5, attempt.parent_id).Bind(6, source_id).BindStatic(7, diff);
+    q.BindStatic(8, attempt.decision).BindStatic(9, classes).Bind(10, attempt.proposer);
+    q.Bind(11, attempt.prompt_tokens).Bind(12, attempt.completion_tokens);
+    q.Bind(13, OrNow(attempt.created_at));
     KOPE_ASSIGN_OR_RETURN(Inserted row, InsertOrFind(db_, q, "attempts", blob));
     if (!row.is_new) return row.id;  // the same attempt, written before
     const NodeId id = row.id;
     KOPE_ASSIGN_OR_RETURN(
         Query fts,
-        db_.Prepare("INSERT INTO attempts_fts(rowid, decision, classes) VALUES (?, ?, ?)"));
-    fts.Bind(1, id).Bind(2, attempt.decision).Bind(3, JoinClasses(classes));
+        PrepareHot(kIndexAttempt,
+                   "INSERT INTO attempts_fts(rowid, decision, classes) VALUES (?, ?, ?)"));
+    fts.Bind(1, id).BindStatic(2, attempt.decision).BindStatic(3, classes);
     KOPE_RETURN_IF_ERROR(fts.Run());
-    store_.Remember(id, {key, hash, std::make_shared<const std::string>(source), run.task_id,
-                         run.hardware_id, run.op_family});
+    store_.Remember(id,
+                    {std::move(key), std::move(hash), std::make_shared<const std::string>(source),
+                     run->task_id, run->hardware_id, run->op_family});
     return id;
   }
 
@@ -199,27 +205,29 @@ class SqliteWriter final : public GraphWriter {
     KOPE_RETURN_IF_ERROR(CheckFinite("time_ms", o.time_ms));
     KOPE_RETURN_IF_ERROR(CheckFinite("roofline", o.roofline));
     KOPE_RETURN_IF_ERROR(CheckJsonObject("outcome evidence", o.evidence_json));
-    KOPE_ASSIGN_OR_RETURN(SqliteStore::AttemptFacts a, store_.FactsOfAttempt(o.attempt_id));
+    KOPE_ASSIGN_OR_RETURN(const SqliteStore::AttemptFacts* a, store_.FactsOfAttempt(o.attempt_id));
     std::string blob = KeyToBlob(
-        o.key.empty() ? OutcomeKey(a.key, o.stage, o.verdict, o.evidence_json, o.error_message)
+        o.key.empty() ? OutcomeKey(a->key, o.stage, o.verdict, o.evidence_json, o.error_message)
                       : o.key);
     std::string signature =
         o.error_signature.empty() ? NormalizeError(o.error_message) : o.error_signature;
     KOPE_ASSIGN_OR_RETURN(
         Query q,
-        db_.Prepare("INSERT INTO outcomes(key, attempt_id, task_id, hardware_id, op_family, stage, "
-                    "verdict, flagged, speedup, time_ms, roofline, error_message, error_signature, "
-                    "evidence, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-                    "ON CONFLICT(key) DO NOTHING"));
-    q.BindBlob(1, blob).Bind(2, o.attempt_id).Bind(3, a.task_id).Bind(4, a.hardware_id);
-    q.Bind(5, a.op_family).Bind(6, o.stage).Bind(7, o.verdict).Bind(8, o.flagged ? 1 : 0);
-    q.Bind(9, o.speedup).Bind(10, o.time_ms).Bind(11, o.roofline).Bind(12, o.error_message);
-    q.Bind(13, signature).Bind(14, o.evidence_json).Bind(15, OrNow(o.created_at));
+        PrepareHot(kInsertOutcome,
+                   "INSERT INTO outcomes(key, attempt_id, task_id, hardware_id, op_family, stage, "
+                   "verdict, flagged, speedup, time_ms, roofline, error_message, error_signature, "
+                   "evidence, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                   "ON CONFLICT(key) DO NOTHING"));
+    q.BindBlob(1, blob).Bind(2, o.attempt_id).Bind(3, a->task_id).Bind(4, a->hardware_id);
+    q.Bind(5, a->op_family).Bind(6, o.stage).Bind(7, o.verdict).Bind(8, o.flagged ? 1 : 0);
+    q.Bind(9, o.speedup).Bind(10, o.time_ms).Bind(11, o.roofline).BindStatic(12, o.error_message);
+    q.BindStatic(13, signature).BindStatic(14, o.evidence_json).Bind(15, OrNow(o.created_at));
     KOPE_ASSIGN_OR_RETURN(Inserted row, InsertOrFind(db_, q, "outcomes", blob));
     if (row.is_new && !o.error_message.empty()) {
       KOPE_ASSIGN_OR_RETURN(
-          Query fts, db_.Prepare("INSERT INTO errors_fts(rowid, error_message) VALUES (?, ?)"));
-      fts.Bind(1, row.id).Bind(2, o.error_message);
+          Query fts,
+          PrepareHot(kIndexError, "INSERT INTO errors_fts(rowid, error_message) VALUES (?, ?)"));
+      fts.Bind(1, row.id).BindStatic(2, o.error_message);
       KOPE_RETURN_IF_ERROR(fts.Run());
     }
     return row.id;
@@ -409,9 +417,10 @@ class SqliteWriter final : public GraphWriter {
 
   Result<NodeId> PutSource(const std::string& hash, std::string_view text) {
     std::string blob = KeyToBlob(hash);
-    KOPE_ASSIGN_OR_RETURN(Query q, db_.Prepare("INSERT INTO sources(hash, text) VALUES (?, ?) "
-                                               "ON CONFLICT(hash) DO NOTHING"));
-    q.BindBlob(1, blob).Bind(2, text);
+    KOPE_ASSIGN_OR_RETURN(Query q, PrepareHot(kInsertSource,
+                                              "INSERT INTO sources(hash, text) VALUES (?, ?) "
+                                              "ON CONFLICT(hash) DO NOTHING"));
+    q.BindBlob(1, blob).BindStatic(2, text);
     KOPE_RETURN_IF_ERROR(q.Run());
     if (q.Changes() == 1) return db_.LastInsertRowid();
     KOPE_ASSIGN_OR_RETURN(Query find, db_.Prepare("SELECT id FROM sources WHERE hash = ?"));
@@ -421,8 +430,29 @@ class SqliteWriter final : public GraphWriter {
     return find.Int(0);
   }
 
+  // The statements that every attempt and outcome runs, found in the connection's statement
+  // cache once per Write rather than by their text at every row.
+  enum HotStatement {
+    kInsertSource,
+    kInsertAttempt,
+    kIndexAttempt,
+    kInsertOutcome,
+    kIndexError,
+    kHotStatements
+  };
+  Result<Query> PrepareHot(HotStatement which, std::string_view sql) {
+    sqlite3_stmt*& statement = hot_[which];
+    if (statement == nullptr) {
+      KOPE_ASSIGN_OR_RETURN(Query q, db_.Prepare(sql));
+      statement = q.statement();
+      return q;
+    }
+    return Query(db_.handle(), statement);
+  }
+
   SqliteStore& store_;
   Db& db_;
+  sqlite3_stmt* hot_[kHotStatements] = {};
 };
 
 Status SqliteStore::Write(const std::function<Status(GraphWriter&)>& body) {
@@ -454,9 +484,9 @@ Status SqliteStore::Write(const std::function<Status(GraphWriter&)>& body) {
   return status;
 }
 
-Result<SqliteStore::RunFacts> SqliteStore::FactsOfRun(NodeId run) {
+Result<const SqliteStore::RunFacts*> SqliteStore::FactsOfRun(NodeId run) {
   auto it = runs_.find(run);
-  if (it != runs_.end()) return it->second;
+  if (it != runs_.end()) return &it->second;
   KOPE_ASSIGN_OR_RETURN(Query q, db_->Prepare("SELECT r.key, r.task_id, r.hardware_id, t.op_family "
                                               "FROM runs r JOIN tasks t ON t.id = r.task_id "
                                               "WHERE r.id = ?"));
@@ -465,13 +495,12 @@ Result<SqliteStore::RunFacts> SqliteStore::FactsOfRun(NodeId run) {
   if (!row)
     return Status::InvalidArgument("no " + FormatNodeRef({NodeKind::kRun, run}) + " in the store");
   RunFacts facts{BlobToKey(q.Blob(0)), q.Int(1), q.Int(2), q.Text(3)};
-  runs_.emplace(run, facts);
-  return facts;
+  return &runs_.emplace(run, std::move(facts)).first->second;
 }
 
-Result<SqliteStore::AttemptFacts> SqliteStore::FactsOfAttempt(NodeId attempt) {
+Result<const SqliteStore::AttemptFacts*> SqliteStore::FactsOfAttempt(NodeId attempt) {
   auto it = recent_attempts_.find(attempt);
-  if (it != recent_attempts_.end()) return it->second;
+  if (it != recent_attempts_.end()) return &it->second;
   KOPE_ASSIGN_OR_RETURN(
       Query q, db_->Prepare("SELECT a.key, s.hash, s.text, a.task_id, a.hardware_id, t.op_family "
                             "FROM attempts a JOIN sources s ON s.id = a.source_id "
@@ -488,16 +517,18 @@ Result<SqliteStore::AttemptFacts> SqliteStore::FactsOfAttempt(NodeId attempt) {
                      q.Int(3),
                      q.Int(4),
                      q.Text(5)};
-  Remember(attempt, facts);
-  return facts;
+  return Remember(attempt, std::move(facts));
 }
 
-void SqliteStore::Remember(NodeId attempt, AttemptFacts facts) {
-  if (recent_attempts_.emplace(attempt, std::move(facts)).second) recent_order_.push_back(attempt);
+const SqliteStore::AttemptFacts* SqliteStore::Remember(NodeId attempt, AttemptFacts facts) {
+  auto [it, inserted] = recent_attempts_.emplace(attempt, std::move(facts));
+  if (inserted) recent_order_.push_back(attempt);
+  // The newest entry is never the one evicted (the cache holds more than one).
   while (recent_order_.size() > kRecentAttempts) {
     recent_attempts_.erase(recent_order_.front());
     recent_order_.pop_front();
   }
+  return &it->second;
 }
 
 void SqliteStore::ForgetCaches() {
