@@ -124,6 +124,7 @@ int Turnaround(int reps) {
   // (cold compile each; the task's runner kept, the candidate's runner started ahead), then
   // one of them again (warm compile cache).
   std::vector<double> first, first_compile, cold, cold_compile, warm_wall;
+  std::map<std::string, std::vector<double>> cold_phases;  // next candidates, by phase
   for (int r = 0; r < reps; ++r) {
     const fs::path cache = scratch / ("cold" + std::to_string(r));
     fs::create_directories(cache);
@@ -141,6 +142,11 @@ int Turnaround(int reps) {
       const double wall = Now() - t0;
       (k == 0 ? first : cold).push_back(wall);
       (k == 0 ? first_compile : cold_compile).push_back(outcomes.back().compile_seconds);
+      if (k > 0) {
+        for (const auto& [name, seconds] : outcomes.back().phase_seconds) {
+          cold_phases[name].push_back(seconds);
+        }
+      }
     }
     double t0 = Now();
     outcomes.push_back(MustEvaluate(evaluator, task, Variant(candidate, r * 100 + 3),
@@ -162,6 +168,9 @@ int Turnaround(int reps) {
               Median(first_compile));
   std::printf("%-60s %9.3fs\n", "next candidates, cold compile cache", Median(cold));
   std::printf("%-60s %9.3fs\n", "  of which nvcc", Median(cold_compile));
+  for (const auto& [name, seconds] : cold_phases) {
+    std::printf("%-60s %9.3fs\n", ("  phase " + name).c_str(), Median(seconds));
+  }
   std::printf("%-60s %9.3fs\n", "next candidate, warm compile cache", Median(warm_wall));
   return 0;
 }

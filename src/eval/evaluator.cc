@@ -138,12 +138,23 @@ Result<Outcome> Evaluator::Evaluate(const Task& task, std::string_view candidate
   out.timing_policy = options_.timing_label;
   // The task's runners by key (role and artifact), filled when they start.
   std::vector<std::pair<std::string, std::unique_ptr<KernelProcess>*>> task_slots;
+  // Wall time by phase: each call books the time since the previous one.
+  double phase_start = start_time;
+  auto phase = [&](const char* name) {
+    const double now = Now();
+    out.phase_seconds[name] += now - phase_start;
+    phase_start = now;
+  };
   auto finish = [&]() -> Result<Outcome> {
     out.eval_seconds = Now() - start_time;
-    for (KernelProcess* p :
-         {s.reference.get(), s.baseline.get(), s.candidate.get(), s.compiled.get()}) {
+    const std::pair<const char*, KernelProcess*> processes[] = {{"reference", s.reference.get()},
+                                                                 {"baseline", s.baseline.get()},
+                                                                 {"candidate", s.candidate.get()},
+                                                                 {"compiled", s.compiled.get()}};
+    for (const auto& [role, p] : processes) {
       if (p == nullptr) continue;
       out.kernel_seconds += p->kernel_seconds();
+      out.runner_overhead_seconds[role] = p->request_seconds() - p->kernel_seconds();
       if (!p->bridge()) continue;
       out.bridge_overhead_seconds += p->request_seconds() - p->kernel_seconds();
       for (const auto& [request, seconds] : p->overhead_seconds()) {
@@ -330,7 +341,9 @@ Result<Outcome> Evaluator::Evaluate(const Task& task, std::string_view candidate
     }
   }
 
+  phase("start");
   KOPE_ASSIGN_OR_RETURN(CompiledKernel cand, cand_future.get());
+  phase("compile");
   out.compile_seconds = cand.seconds;
   out.compile_cache_hit = cand.cache_hit;
   out.diagnostics = cand.diagnostics;
@@ -355,11 +368,16 @@ Result<Outcome> Evaluator::Evaluate(const Task& task, std::string_view candidate
     out.runtime_detail = s.candidate->load_outcome().detail;
     return finish();
   }
+  phase("load");
   if (!s.CandidateCallOk(s.candidate->load_outcome(), "loading the kernel")) return finish();
 
   KOPE_ASSIGN_OR_RETURN(bool verified,
                         s.Verify(SizeSetsFor(task, language), options_.trials, "value"));
+  phase("verify");
   if (!verified) return finish();
+  // The first pass gave the candidate arenas of exactly its sizes (a write past the end faults);
+  // timing and the second pass may map its bench arena again instead of populating a new one.
+  s.candidate->keep_arena();
   if (options_.sanitize) {
     // Memory and race checkers as a gate, on the check sizes (they are slow).
     s.Progress("sanitize");
@@ -382,12 +400,15 @@ Result<Outcome> Evaluator::Evaluate(const Task& task, std::string_view candidate
       return finish();
     }
   }
+  if (options_.sanitize) phase("sanitize");
   KOPE_ASSIGN_OR_RETURN(bool timed, s.Time());
+  phase("time");
   if (!timed) return finish();
   // Fresh inputs after the timing loop catch kernels that replay or drift.
   s.Progress("verify again after timing");
   std::vector<SizeSet> again = {task.checks.front(), BenchSizes(task, language)};
   KOPE_ASSIGN_OR_RETURN(bool still, s.Verify(again, 2, "after_timing"));
+  phase("verify_again");
   if (!still) return finish();
 
   out.verdict = Verdict::kValid;
@@ -399,6 +420,7 @@ Result<Outcome> Evaluator::Evaluate(const Task& task, std::string_view candidate
     Result<KernelProfile> profile = backend_.Profile(cand, shapes);
     out.profile = profile.ok() ? *profile : KernelProfile{};
     if (!profile.ok()) out.profile->note = profile.status().message();
+    phase("profile");
   }
   return finish();
 }

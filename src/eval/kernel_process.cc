@@ -2,7 +2,6 @@
 
 #include <unistd.h>
 
-#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -137,15 +136,12 @@ double KernelProcess::cpu_seconds() const {
 
 Result<CallOutcome> KernelProcess::Prepare(ArenaLayout layout, double timeout_seconds) {
   layout_ = std::move(layout);
-  if (keep_arena_ && arena_ != nullptr && arena_->size() >= layout_.total_bytes) {
-    // The same memory, already mapped: the runner's offsets stay within it.
-    for (size_t i = 0; i < layout_.outputs.size(); ++i) {
-      std::memset(output(i), 0, layout_.outputs[i].bytes + ArenaLayout::kGuardBytes);
-    }
-    return CallOutcome{};
+  // A kept arena is mapped again all the same (the runner then treats it as new: a GPU runner
+  // uploads the inputs again); what is saved is the kernel populating fresh pages.
+  if (!keep_arena_ || arena_ == nullptr || arena_->size() < layout_.total_bytes) {
+    arena_.reset();
+    KOPE_ASSIGN_OR_RETURN(arena_, SharedArena::Create(layout_.total_bytes));
   }
-  arena_.reset();
-  KOPE_ASSIGN_OR_RETURN(arena_, SharedArena::Create(layout_.total_bytes));
   KOPE_ASSIGN_OR_RETURN(CallOutcome mapped, runner_->MapArena(*arena_, timeout_seconds));
   request_seconds_ += mapped.parent_seconds;
   overhead_seconds_["map"] += mapped.parent_seconds;

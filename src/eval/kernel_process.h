@@ -59,7 +59,8 @@ class KernelProcess {
   const Protection& protection() const { return runner_->protection(); }
 
   // Allocates and maps a fresh arena for `layout`. With keep_arena(), an arena at least as
-  // large is kept and reused (its outputs zeroed) instead: for the task's own kernels only.
+  // large is kept and mapped again instead (every verified call poisons its outputs, guards
+  // and inputs anew, so nothing in it outlives the call that wrote it).
   Result<CallOutcome> Prepare(ArenaLayout layout, double timeout_seconds);
   void keep_arena() { keep_arena_ = true; }
   const ArenaLayout& layout() const { return layout_; }

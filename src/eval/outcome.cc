@@ -104,6 +104,8 @@ std::string OutcomeToJson(const Outcome& o, int indent) {
     j["bridge_overhead_seconds"] = o.bridge_overhead_seconds;
     j["bridge_overhead_by_request"] = o.bridge_overhead_by_request;
   }
+  j["phase_seconds"] = o.phase_seconds;
+  j["runner_overhead_seconds"] = o.runner_overhead_seconds;
   if (o.runners_reused > 0) j["runners_reused"] = o.runners_reused;
   if (o.runners_from_spares > 0) j["runners_from_spares"] = o.runners_from_spares;
   if (o.compiled_first_call_seconds > 0) {

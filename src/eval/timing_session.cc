@@ -27,7 +27,8 @@ struct Track {
   KernelProcess* process;
   bool is_candidate;
   std::vector<int64_t> ns;
-  double per_call = 0;   // estimate from the warm-up
+  double per_call = 0;   // kernel time per call, estimate from the warm-up
+  double wall_per_call = 0;  // the parent's wall time per call (flush and round trip included)
   bool dropped = false;  // a reference point that failed: no longer timed
 };
 
@@ -112,6 +113,7 @@ Result<bool> EvalSession::Time() {
       ++calls;
       t.per_call = static_cast<double>(out.ns.empty() ? 0 : out.ns[0]) * 1e-9;
     }
+    if (calls > 0) t.wall_per_call = spent / calls;
   }
 
   // Interleaved batches until both converge or the time is up.
@@ -121,12 +123,15 @@ Result<bool> EvalSession::Time() {
     for (size_t k = 0; k < tracks.size(); ++k) {
       Track& t = tracks[(round + k) % tracks.size()];  // rotate who goes first
       if (t.dropped) continue;
-      int count =
-          std::clamp(static_cast<int>(kBatchSeconds / std::max(t.per_call, 1e-7)), 1, 10000);
+      // A batch takes about kBatchSeconds of wall time, flushes included (a 3 us kernel whose
+      // flush takes 40 us gets batches of a few hundred calls, not thousands).
+      const double per_call = std::max({t.per_call, t.wall_per_call, 1e-7});
+      int count = std::clamp(static_cast<int>(kBatchSeconds / per_call), 1, 10000);
       CallOutcome out;
       KOPE_ASSIGN_OR_RETURN(bool ok, run(t, count, policy.flush_caches, &out));
       if (!ok) return false;
       if (t.dropped) continue;
+      if (count > 0) t.wall_per_call = out.parent_seconds / count;
       double reported = 0;
       for (int64_t v : out.ns) reported += static_cast<double>(v) * 1e-9;
       // A runner cannot measure more kernel time than the parent saw pass.

@@ -98,6 +98,12 @@ struct Outcome {
   // With a RunnerPool (EvalOptions::pool): the task's runners that an earlier evaluation left
   // loaded, and the runners this one took ready-started from the pool's spares.
   int runners_reused = 0;
+  // Wall time by phase ("start": the task's runners, "compile": waiting for the candidate's
+  // compile beyond that, "load", "verify", "sanitize", "time", "verify_again"), and each
+  // runner's request time beyond its kernel's own ("reference", "baseline", "candidate",
+  // "compiled"): where an evaluation's time went.
+  std::map<std::string, double> phase_seconds;
+  std::map<std::string, double> runner_overhead_seconds;
   int runners_from_spares = 0;
   std::string timing_policy;  // "screen" or "confirm"
 
