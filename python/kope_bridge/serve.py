@@ -66,6 +66,7 @@ class Server:
         self.mirror = None  # device copy of the arena (GPU runner)
         self.host_address = 0
         self.pinned = 0  # the arena's address while it is registered with CUDA
+        self.arena_id = None  # (device, inode, bytes) of the mapped arena
 
     def run(self):
         import torch  # once per runner, never per call
@@ -122,8 +123,12 @@ class Server:
         nbytes = r.take("=Q")
         if not r.at_end() or fd < 0 or nbytes == 0:
             raise p.ProtocolError("malformed MAP")
-        if os.fstat(fd).st_size < nbytes:
+        st = os.fstat(fd)
+        if st.st_size < nbytes:
             raise p.ProtocolError("the arena descriptor is smaller than announced")
+        if self.arena is not None and (st.st_dev, st.st_ino, nbytes) == self.arena_id:
+            return p.reply_payload()  # the same arena again: mapping, mirror and pinning stay
+        self.arena_id = (st.st_dev, st.st_ino, nbytes)
         torch = self.torch
         self.unpin()
         self.arena = mmap.mmap(fd, nbytes, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)

@@ -106,6 +106,12 @@ class CudaDevice final : public CudaExecutor {
   }
 
   Status Map(uint8_t* host, uint64_t bytes) override {
+    if (host == host_ && bytes == bytes_ && dev_ != nullptr) {
+      // The same arena again: the mirror and the registration stay; the inputs are not resident.
+      DropGraph();
+      inputs_resident_ = false;
+      return Status::Ok();
+    }
     if (registered_) cudaHostUnregister(host_);
     if (dev_ != nullptr) HarnessFree(dev_);
     registered_ = false;

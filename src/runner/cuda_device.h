@@ -42,7 +42,8 @@ class CudaExecutor {
  public:
   virtual ~CudaExecutor() = default;
   // Makes device memory of `bytes` mirror the host arena at `host` (freeing an earlier
-  // mirror); registers the host pages for fast copies where the driver allows.
+  // mirror); registers the host pages for fast copies where the driver allows. The same
+  // arena mapped again keeps its mirror and registration; its inputs are uploaded anew.
   virtual Status Map(uint8_t* host, uint64_t bytes) = 0;
   // The device address of arena offset 0 (null before Map).
   virtual uint8_t* device_base() const = 0;

@@ -165,11 +165,21 @@ class Server {
     if (fstat(fd, &st) != 0 || st.st_size < 0 || static_cast<uint64_t>(st.st_size) < bytes) {
       return BadRequest("the arena descriptor is smaller than announced");
     }
-    void* data = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (data == MAP_FAILED) return BadRequest(std::string("mmap: ") + std::strerror(errno));
-    if (arena_ != nullptr) munmap(arena_, arena_bytes_);
-    arena_ = static_cast<uint8_t*>(data);
-    arena_bytes_ = bytes;
+    // The parent may map the same arena again (a new size set in memory it kept): the mapping
+    // stays, so its pages need not be faulted in and pinned again.
+    const bool same = arena_ != nullptr && bytes == arena_bytes_ && st.st_dev == arena_dev_ &&
+                      st.st_ino == arena_ino_;
+    if (!same) {
+      // Mapped before the old one goes, so a new arena never has the old one's address (the
+      // GPU executor keeps its mirror for the same address and size).
+      void* data = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+      if (data == MAP_FAILED) return BadRequest(std::string("mmap: ") + std::strerror(errno));
+      if (arena_ != nullptr) munmap(arena_, arena_bytes_);
+      arena_ = static_cast<uint8_t*>(data);
+      arena_bytes_ = bytes;
+      arena_dev_ = st.st_dev;
+      arena_ino_ = st.st_ino;
+    }
     if (Status s = OpenDevice(); !s.ok()) return BadRequest(s.message());
     if (cuda_ != nullptr) {
       if (Status s = cuda_->Map(arena_, arena_bytes_); !s.ok()) {
@@ -283,6 +293,8 @@ class Server {
   kope_kernel_fn kernel_ = nullptr;
   uint8_t* arena_ = nullptr;
   uint64_t arena_bytes_ = 0;
+  dev_t arena_dev_ = 0;  // the arena's file, to recognize it when it is mapped again
+  ino_t arena_ino_ = 0;
 };
 
 }  // namespace
