@@ -28,7 +28,7 @@ struct Track {
   bool is_candidate;
   std::vector<int64_t> ns;
   double per_call = 0;   // kernel time per call, estimate from the warm-up
-  double wall_per_call = 0;  // the parent's wall time per extra call (its flush included)
+  double wall_per_call = 0;  // the parent's wall time per call in the last request
   bool dropped = false;  // a reference point that failed: no longer timed
 };
 
@@ -113,18 +113,7 @@ Result<bool> EvalSession::Time() {
       ++calls;
       t.per_call = static_cast<double>(out.ns.empty() ? 0 : out.ns[0]) * 1e-9;
     }
-    // (A call of half a batch or more gets batches of one call anyway.)
-    if (t.dropped || calls == 0 || 2 * t.per_call >= kBatchSeconds) continue;
-    // One more request of several calls: its extra wall time over a single call's is what a
-    // call costs with its cache flush, without the request's fixed cost (round trip, uploads).
-    constexpr int kProbeCalls = 8;
-    const double single = spent / calls;
-    CallOutcome out;
-    KOPE_ASSIGN_OR_RETURN(bool ok, run(t, kProbeCalls, policy.flush_caches, &out));
-    if (!ok) return false;
-    if (!t.dropped) {
-      t.wall_per_call = std::max(0.0, (out.parent_seconds - single) / (kProbeCalls - 1));
-    }
+    if (calls > 0) t.wall_per_call = spent / calls;
   }
 
   // Interleaved batches until both converge or the time is up.
@@ -134,15 +123,15 @@ Result<bool> EvalSession::Time() {
     for (size_t k = 0; k < tracks.size(); ++k) {
       Track& t = tracks[(round + k) % tracks.size()];  // rotate who goes first
       if (t.dropped) continue;
-      // A batch takes about kBatchSeconds of wall time, flushes included (a 3 us kernel whose
-      // flush takes 40 us gets batches of a few hundred calls, not thousands), beyond the
-      // request's fixed cost.
+      // A batch takes about kBatchSeconds of wall time, flushes and round trip included (a 3 us
+      // kernel whose flush takes 40 us gets batches of a few hundred calls, not thousands).
       const double per_call = std::max({t.per_call, t.wall_per_call, 1e-7});
       int count = std::clamp(static_cast<int>(kBatchSeconds / per_call), 1, 10000);
       CallOutcome out;
       KOPE_ASSIGN_OR_RETURN(bool ok, run(t, count, policy.flush_caches, &out));
       if (!ok) return false;
       if (t.dropped) continue;
+      t.wall_per_call = out.parent_seconds / count;
       double reported = 0;
       for (int64_t v : out.ns) reported += static_cast<double>(v) * 1e-9;
       // A runner cannot measure more kernel time than the parent saw pass.
