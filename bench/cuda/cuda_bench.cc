@@ -29,30 +29,17 @@
 #include <thread>
 #include <vector>
 
+#include "bench_support.h"
 #include "kope/backend/cuda/cuda_backend.h"
 #include "kope/eval/evaluator.h"
 
 namespace fs = std::filesystem;
 using namespace kope;
+using kope::bench::Median;
+using kope::bench::Now;
+using kope::bench::ReadAll;
 
 namespace {
-
-std::string ReadAll(const fs::path& p) {
-  std::ifstream in(p);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-double Now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 std::unique_ptr<Backend> MakeBackend(const fs::path& cache) {
   CudaBackendOptions options;

@@ -13,29 +13,17 @@
 #include <string>
 #include <vector>
 
+#include "bench_support.h"
 #include "kope/backend/cpu/cpu_backend.h"
 #include "kope/eval/evaluator.h"
 
 namespace fs = std::filesystem;
 using namespace kope;
+using kope::bench::Median;
+using kope::bench::Now;
+using kope::bench::ReadAll;
 
 namespace {
-
-std::string ReadAll(const fs::path& p) {
-  std::ifstream in(p);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
-
-double Now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 struct Run {
   double wall = 0;

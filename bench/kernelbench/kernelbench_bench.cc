@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_support.h"
 #include "kope/backend/cpu/cpu_backend.h"
 #include "kope/backend/cuda/cuda_backend.h"
 #include "kope/eval/evaluator.h"
@@ -25,21 +26,10 @@
 
 namespace fs = std::filesystem;
 using namespace kope;
+using kope::bench::Median;
+using kope::bench::ReadAll;
 
 namespace {
-
-std::string ReadAll(const fs::path& p) {
-  std::ifstream in(p);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 double Request(const Outcome& o, const char* request) {
   auto it = o.bridge_overhead_by_request.find(request);
