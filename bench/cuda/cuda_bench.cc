@@ -136,8 +136,8 @@ int Turnaround(int reps) {
       }
     }
     double t0 = Now();
-    outcomes.push_back(MustEvaluate(evaluator, task, Variant(candidate, r * 100 + 3),
-                                    "candidate.cu"));
+    outcomes.push_back(
+        MustEvaluate(evaluator, task, Variant(candidate, r * 100 + 3), "candidate.cu"));
     warm_wall.push_back(Now() - t0);
     for (const Outcome& o : outcomes) {
       if (!o.valid()) {
@@ -149,8 +149,7 @@ int Turnaround(int reps) {
   fs::remove_all(scratch);
   std::printf("%-60s %10s\n", "turnaround (median)", "value");
   std::printf("%-60s %10d\n", "runs (each: 1 first + 3 next candidates + 1 warm)", reps);
-  std::printf("%-60s %9.3fs\n", "first candidate of a session, cold compile cache",
-              Median(first));
+  std::printf("%-60s %9.3fs\n", "first candidate of a session, cold compile cache", Median(first));
   std::printf("%-60s %9.3fs\n", "  of which nvcc (overlapped with runner start)",
               Median(first_compile));
   std::printf("%-60s %9.3fs\n", "next candidates, cold compile cache", Median(cold));

@@ -1,6 +1,7 @@
 // The Python bridge's overhead per candidate, on KernelBench problems.
 //
-//   kernelbench_bench [--backend cpu|cuda] [--repeat N] PROBLEM.py CANDIDATE [PROBLEM CANDIDATE ...]
+//   kernelbench_bench [--backend cpu|cuda] [--repeat N] PROBLEM.py CANDIDATE [PROBLEM CANDIDATE
+//   ...]
 //
 // Each problem gets a fresh runner pool, as an optimization episode does, and its candidate is
 // evaluated N times in a row (default 3): the first evaluation starts every runner (PyTorch's
@@ -134,9 +135,10 @@ int main(int argc, char** argv) {
                 row.first.bridge_overhead_seconds, Median(next), Median(next_load),
                 Median(next_map), Median(next) <= 0.5 ? "met" : "missed");
   }
-  std::printf("(bridge overhead: time waited on PyTorch bridge processes beyond their kernels' "
-              "own time; first = first evaluation of the problem, next = median of the "
-              "following %d)\n",
-              repeat - 1);
+  std::printf(
+      "(bridge overhead: time waited on PyTorch bridge processes beyond their kernels' "
+      "own time; first = first evaluation of the problem, next = median of the "
+      "following %d)\n",
+      repeat - 1);
   return 0;
 }

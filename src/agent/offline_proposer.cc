@@ -10,6 +10,7 @@
 
 #include "kope/agent/graph_nodes.h"
 #include "kope/agent/reflection.h"
+#include "kope/base/file.h"
 #include "kope/base/hash.h"
 
 namespace kope::agent {
@@ -17,14 +18,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using memory::NodeId;
-
-Result<std::string> ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::IoError("cannot read " + path.string());
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 bool HasLanguageExtension(const fs::path& path, std::string_view language) {
   const std::string ext = path.extension().string();
@@ -120,7 +113,7 @@ class OfflineProposer : public Proposer {
     }
     if (options_.seeds) {
       for (const fs::path& path : FindSeedKernels(*request.task, request.language)) {
-        KOPE_ASSIGN_OR_RETURN(std::string source, ReadFile(path));
+        KOPE_ASSIGN_OR_RETURN(std::string source, ReadFileText(path));
         KOPE_ASSIGN_OR_RETURN(bool tried, SourceTried(request, source));
         if (tried) continue;
         Candidate c;
@@ -192,7 +185,7 @@ std::vector<fs::path> FindSeedKernels(const Task& task, std::string_view languag
   std::error_code ec;
   for (const fs::directory_entry& entry : fs::directory_iterator(task.dir, ec)) {
     if (!entry.is_regular_file(ec) || !HasLanguageExtension(entry.path(), language)) continue;
-    Result<std::string> text = ReadFile(entry.path());
+    Result<std::string> text = ReadFileText(entry.path());
     if (!text.ok() || !MentionsTunables(*text)) continue;
     if (FindTunables(*text).tunables.empty()) continue;
     seeds.push_back(entry.path());

@@ -10,14 +10,6 @@ namespace {
 constexpr size_t kMaxLogBytes = 8000;
 }  // namespace
 
-Result<std::string> ReadTextFile(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::IoError("cannot read " + path.string());
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 std::string TrimCompilerLog(std::string log) {
   if (log.size() > kMaxLogBytes) {
     log.resize(kMaxLogBytes);

@@ -11,9 +11,6 @@
 
 namespace kope {
 
-// The whole file as bytes; IoError when it cannot be read.
-Result<std::string> ReadTextFile(const std::filesystem::path& path);
-
 // The compiler's output cut to a size a reader (or an LLM) can take, marked when cut.
 std::string TrimCompilerLog(std::string log);
 

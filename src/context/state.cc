@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "kope/base/file.h"
 #include "retrieval.h"
 #include "text.h"
 
@@ -29,20 +30,12 @@ double TaskSize(const Task& task, std::string_view language) {
   return largest;
 }
 
-Result<std::string> ReadText(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::IoError("cannot read " + path.string());
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 // The task's baseline in `language`, else its first baseline; "" when it has none.
 Result<std::string> BaselineSource(const Task& task, const std::string& language) {
   auto it = task.baselines.find(language);
   if (it == task.baselines.end()) it = task.baselines.begin();
   if (it == task.baselines.end()) return std::string();
-  return ReadText(it->second.path);
+  return ReadFileText(it->second.path);
 }
 
 HardwareInfo FromNode(const memory::HardwareNode& node) {

@@ -9,6 +9,7 @@
 #include <future>
 #include <sstream>
 
+#include "kope/base/file.h"
 #include "kope/base/hash.h"
 #include "kope/torch_bridge/bridge.h"
 #include "runner_pool_impl.h"
@@ -21,14 +22,6 @@ namespace fs = std::filesystem;
 
 double Now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-Result<std::string> ReadSource(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::NotFound("cannot read " + path.string());
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 // A private scratch folder for this evaluation, removed when it ends.
@@ -59,7 +52,7 @@ class ScratchFolder {
 // Compiles a task-owned kernel (baseline or reference); failures are the task's fault.
 Result<CompiledKernel> CompileTaskKernel(Backend& backend, const KernelSource& source,
                                          const std::string& role) {
-  KOPE_ASSIGN_OR_RETURN(std::string text, ReadSource(source.path));
+  KOPE_ASSIGN_OR_RETURN(std::string text, ReadFileText(source.path));
   KOPE_ASSIGN_OR_RETURN(CompiledKernel compiled,
                         backend.Compile(text, source.path.filename().string()));
   if (!compiled.ok()) {
@@ -148,9 +141,9 @@ Result<Outcome> Evaluator::Evaluate(const Task& task, std::string_view candidate
   auto finish = [&]() -> Result<Outcome> {
     out.eval_seconds = Now() - start_time;
     const std::pair<const char*, KernelProcess*> processes[] = {{"reference", s.reference.get()},
-                                                                 {"baseline", s.baseline.get()},
-                                                                 {"candidate", s.candidate.get()},
-                                                                 {"compiled", s.compiled.get()}};
+                                                                {"baseline", s.baseline.get()},
+                                                                {"candidate", s.candidate.get()},
+                                                                {"compiled", s.compiled.get()}};
     for (const auto& [role, p] : processes) {
       if (p == nullptr) continue;
       out.kernel_seconds += p->kernel_seconds();
@@ -290,7 +283,7 @@ Result<Outcome> Evaluator::Evaluate(const Task& task, std::string_view candidate
   auto add_task_runner = [&](const std::string& role, const CompiledKernel& kernel,
                              const KernelSource* source, std::unique_ptr<KernelProcess>* slot,
                              RunnerOptions o) -> Status {
-    KOPE_ASSIGN_OR_RETURN(std::string artifact, ReadSource(kernel.artifact));
+    KOPE_ASSIGN_OR_RETURN(std::string artifact, ReadFileText(kernel.artifact));
     TaskRunner r{role + ":" + ContentHash(artifact), slot, &kernel, source};
     *slot = pool.TakeKept(r.key);
     if (*slot != nullptr) {

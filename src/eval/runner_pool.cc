@@ -1,6 +1,5 @@
-#include <stdlib.h>
-
 #include <fmt/format.h>
+#include <stdlib.h>
 
 #include "runner_pool_impl.h"
 
@@ -14,11 +13,11 @@ namespace fs = std::filesystem;
 std::string RunnerKind(const RunnerOptions& o) {
   const SandboxOptions& s = o.sandbox;
   const SandboxLimits& l = s.limits;
-  std::string kind = fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", o.runner_exe.string(),
-                                 o.device, o.start_timeout_seconds, s.use_bubblewrap,
-                                 l.cpu_seconds, l.max_file_bytes, l.max_address_space_bytes,
-                                 l.allow_network, l.writable_bytes, l.max_processes,
-                                 l.max_data_bytes, l.max_device_bytes, o.exe_args.size());
+  std::string kind =
+      fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", o.runner_exe.string(), o.device,
+                  o.start_timeout_seconds, s.use_bubblewrap, l.cpu_seconds, l.max_file_bytes,
+                  l.max_address_space_bytes, l.allow_network, l.writable_bytes, l.max_processes,
+                  l.max_data_bytes, l.max_device_bytes, o.exe_args.size());
   for (const auto& a : o.exe_args) kind += "|a:" + a;
   for (const auto& p : s.read_only) kind += "|r:" + p.string();
   for (const auto& p : s.devices) kind += "|d:" + p.string();

@@ -27,8 +27,7 @@ std::string ReadAll(const fs::path& p) {
 // The example's own GELU, made to refuse (rc 7) when its working folder already holds the marker
 // an earlier candidate left there, and to fail (rc 8) when it cannot leave one itself.
 std::string MarkerCandidate() {
-  std::string source =
-      ReadAll(fs::path(KOPE_SOURCE_DIR) / "examples/gelu/baseline.cc");
+  std::string source = ReadAll(fs::path(KOPE_SOURCE_DIR) / "examples/gelu/baseline.cc");
   const std::string entry = "extern \"C\" int kope_kernel(";
   const std::string marker = R"(
 #include <cstdio>
@@ -91,8 +90,8 @@ TEST_F(RunnerPoolTest, KeepsTheTaskRunnersForTheNextCandidateOfTheSameTask) {
   EXPECT_EQ(first.runners_reused, 0);
 
   // A candidate that crashes leaves the task's runner as it was.
-  Outcome crash = MustEvaluate(evaluator, examples_ / "gelu",
-                               ReadAll(adversarial_ / "segfault.cc"), "segfault.cc");
+  Outcome crash = MustEvaluate(evaluator, examples_ / "gelu", ReadAll(adversarial_ / "segfault.cc"),
+                               "segfault.cc");
   EXPECT_EQ(VerdictName(crash.verdict), "crash") << FormatOutcome(crash);
   EXPECT_EQ(crash.runners_reused, 1);
 

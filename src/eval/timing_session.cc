@@ -27,9 +27,9 @@ struct Track {
   KernelProcess* process;
   bool is_candidate;
   std::vector<int64_t> ns;
-  double per_call = 0;   // kernel time per call, estimate from the warm-up
+  double per_call = 0;       // kernel time per call, estimate from the warm-up
   double wall_per_call = 0;  // the parent's wall time per call in the last request
-  bool dropped = false;  // a reference point that failed: no longer timed
+  bool dropped = false;      // a reference point that failed: no longer timed
 };
 
 }  // namespace

@@ -8,18 +8,12 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "kope/base/file.h"
+
 namespace kope::llm {
 namespace {
 
 namespace fs = std::filesystem;
-
-Result<std::string> ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::NotFound(fmt::format("cannot open {}", path.string()));
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 // "unavailable", "invalid_argument", "InvalidArgument", ...: compared without
 // case and underscores.
@@ -50,7 +44,7 @@ Result<ScriptedReply> ReplyFromJson(const nlohmann::json& j, const fs::path& bas
   if (auto text = j.find("text"); text != j.end() && text->is_string()) {
     reply.text = text->get<std::string>();
   } else if (auto file = j.find("text_file"); file != j.end() && file->is_string()) {
-    KOPE_ASSIGN_OR_RETURN(reply.text, ReadFile(base_dir / file->get<std::string>()));
+    KOPE_ASSIGN_OR_RETURN(reply.text, ReadFileText(base_dir / file->get<std::string>()));
   } else {
     return Status::InvalidArgument("a reply has neither \"text\", \"text_file\" nor \"error\"");
   }
@@ -65,7 +59,7 @@ Result<ScriptedReply> ReplyFromJson(const nlohmann::json& j, const fs::path& bas
 }
 
 Result<std::vector<ScriptedReply>> LoadJsonReplies(const fs::path& path) {
-  KOPE_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  KOPE_ASSIGN_OR_RETURN(std::string text, ReadFileText(path));
   std::vector<ScriptedReply> replies;
   try {
     nlohmann::json j = nlohmann::json::parse(text);
@@ -93,7 +87,7 @@ Result<std::vector<ScriptedReply>> LoadFolderReplies(const fs::path& dir) {
   std::vector<ScriptedReply> replies;
   for (const fs::path& f : files) {
     ScriptedReply reply;
-    KOPE_ASSIGN_OR_RETURN(reply.text, ReadFile(f));
+    KOPE_ASSIGN_OR_RETURN(reply.text, ReadFileText(f));
     replies.push_back(std::move(reply));
   }
   return replies;

@@ -10,6 +10,7 @@
 #include <system_error>
 #include <utility>
 
+#include "kope/base/file.h"
 #include "task_table.h"
 #include "toml_fields.h"
 
@@ -162,21 +163,6 @@ Status ResolveSources(const fs::path& dir, const std::string& key,
   return Status::Ok();
 }
 
-Result<std::string> ReadFile(const fs::path& file) {
-  std::error_code ec;
-  const fs::file_status st = fs::status(file, ec);
-  if (!fs::exists(st)) return Status::NotFound(file.string() + ": no such file");
-  if (!fs::is_regular_file(st)) {
-    return Status::IoError(file.string() + ": cannot read: not a regular file");
-  }
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return Status::IoError(file.string() + ": cannot read: " + std::strerror(errno));
-  std::ostringstream contents;
-  contents << in.rdbuf();
-  if (in.bad()) return Status::IoError(file.string() + ": cannot read: " + std::strerror(errno));
-  return contents.str();
-}
-
 Result<toml::table> ParseToml(const std::string& text, const std::string& file) {
   try {
     return toml::parse(text, file);
@@ -193,7 +179,7 @@ Result<toml::table> ParseToml(const std::string& text, const std::string& file) 
 Result<Task> LoadTask(const fs::path& dir) {
   const fs::path file = dir / "task.toml";
   const std::string file_name = file.string();
-  KOPE_ASSIGN_OR_RETURN(std::string text, ReadFile(file));
+  KOPE_ASSIGN_OR_RETURN(std::string text, ReadFileText(file));
   KOPE_ASSIGN_OR_RETURN(toml::table table, ParseToml(text, file_name));
 
   Result<Task> read = task_internal::ReadTaskTable(table);

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "kope/backend/backend.h"
+#include "kope/base/file.h"
 #include "kope/base/hash.h"
 #include "kope/base/subprocess.h"
 
@@ -16,14 +17,6 @@ namespace kope {
 namespace {
 
 namespace fs = std::filesystem;
-
-Result<std::string> ReadText(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::NotFound("cannot read " + path.string());
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 std::string Trimmed(std::string s) {
   while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
@@ -106,7 +99,7 @@ Result<fs::path> WriteTorchArtifact(const Task& task, TorchMode mode,
   if (source_it == task.baselines.end() || !task.torch) {
     return Status::InvalidArgument("task " + task.name + " has no PyTorch baseline");
   }
-  KOPE_ASSIGN_OR_RETURN(std::string problem, ReadText(source_it->second.path));
+  KOPE_ASSIGN_OR_RETURN(std::string problem, ReadFileText(source_it->second.path));
   nlohmann::json spec;
   spec["mode"] = TorchModeName(mode);
   spec["problem"] = problem;
@@ -165,11 +158,12 @@ bool IsKernelBenchProblem(const fs::path& path) {
 
 Result<Task> LoadTaskOrProblem(const fs::path& path) {
   if (!IsKernelBenchProblem(path)) return LoadTask(path);
-  KOPE_ASSIGN_OR_RETURN(std::string source, ReadText(path));
+  KOPE_ASSIGN_OR_RETURN(std::string source, ReadFileText(path));
   // Keyed by the problem's text and the importer's own sources: a changed importer re-imports.
   std::string key_material = source;
   for (const char* part : {"importer.py", "problem.py"}) {
-    Result<std::string> text = ReadText(fs::path(KOPE_SOURCE_DIR) / "python/kope_bridge" / part);
+    Result<std::string> text =
+        ReadFileText(fs::path(KOPE_SOURCE_DIR) / "python/kope_bridge" / part);
     if (text.ok()) key_material += *text;
   }
   const fs::path dir = DefaultCacheDir() / "kernelbench" /

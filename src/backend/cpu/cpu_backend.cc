@@ -10,6 +10,7 @@
 
 #include "../compile_support.h"
 #include "cpu_hardware.h"
+#include "kope/base/file.h"
 #include "kope/base/hash.h"
 #include "kope/base/subprocess.h"
 #include "kope/runner/sandbox.h"
@@ -156,7 +157,7 @@ Result<std::unique_ptr<Backend>> CreateCpuBackend(CpuBackendOptions options) {
   }
   if (options.cache_dir.empty()) options.cache_dir = DefaultCacheDir();
   if (options.include_dir.empty()) options.include_dir = KOPE_INCLUDE_DIR;
-  Result<std::string> header = ReadTextFile(options.include_dir / "kope" / "kernel.h");
+  Result<std::string> header = ReadFileText(options.include_dir / "kope" / "kernel.h");
   if (!header.ok()) {
     return Status::NotFound("the kernel ABI header kope/kernel.h is not in " +
                             options.include_dir.string());

@@ -12,6 +12,7 @@
 
 #include "../compile_support.h"
 #include "cuda_internal.h"
+#include "kope/base/file.h"
 #include "kope/base/hash.h"
 #include "kope/base/subprocess.h"
 #include "kope/runner/sandbox.h"
@@ -20,7 +21,6 @@ namespace kope {
 namespace {
 
 namespace fs = std::filesystem;
-
 
 nlohmann::json ResourcesToJson(const std::vector<KernelResources>& resources) {
   nlohmann::json j = nlohmann::json::array();
@@ -306,7 +306,7 @@ Result<std::unique_ptr<Backend>> CreateCudaBackend(CudaBackendOptions options) {
   if (const char* v = std::getenv("KOPE_COMPUTE_SANITIZER"); v != nullptr && *v != '\0') {
     options.sanitizer = v;
   }
-  Result<std::string> header = ReadTextFile(options.include_dir / "kope" / "kernel.h");
+  Result<std::string> header = ReadFileText(options.include_dir / "kope" / "kernel.h");
   if (!header.ok()) {
     return Status::NotFound("the kernel ABI header kope/kernel.h is not in " +
                             options.include_dir.string());
