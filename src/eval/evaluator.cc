@@ -273,7 +273,7 @@ Result<Outcome> Evaluator::Evaluate(const Task& task, std::string_view candidate
   // devices up in parallel, with each other and with the candidate's compile.
   s.Progress("start runners");
   struct TaskRunner {
-    std::string key;  // role and the artifact's content
+    std::string key;  // role, the artifact's content, the runner's settings
     std::unique_ptr<KernelProcess>* slot;
     const CompiledKernel* kernel;
     const KernelSource* source;  // null: the torch.compile reference point
@@ -284,7 +284,10 @@ Result<Outcome> Evaluator::Evaluate(const Task& task, std::string_view candidate
                              const KernelSource* source, std::unique_ptr<KernelProcess>* slot,
                              RunnerOptions o) -> Status {
     KOPE_ASSIGN_OR_RETURN(std::string artifact, ReadFileText(kernel.artifact));
-    TaskRunner r{role + ":" + ContentHash(artifact), slot, &kernel, source};
+    // A runner started with other settings (limits, sandbox) is not the same runner.
+    TaskRunner r{
+        role + ":" + ContentHash(artifact) + ":" + ContentHash(RunnerPool::Impl::RunnerKind(o)),
+        slot, &kernel, source};
     *slot = pool.TakeKept(r.key);
     if (*slot != nullptr) {
       r.loaded = true;

@@ -4,13 +4,10 @@
 #include "runner_pool_impl.h"
 
 namespace kope {
-namespace {
 
 namespace fs = std::filesystem;
 
-// What makes two runners interchangeable before a kernel is loaded: everything in their
-// options but the scratch folder.
-std::string RunnerKind(const RunnerOptions& o) {
+std::string RunnerPool::Impl::RunnerKind(const RunnerOptions& o) {
   const SandboxOptions& s = o.sandbox;
   const SandboxLimits& l = s.limits;
   std::string kind =
@@ -24,8 +21,6 @@ std::string RunnerKind(const RunnerOptions& o) {
   for (const auto& p : s.writable) kind += "|w:" + p.string();
   return kind;
 }
-
-}  // namespace
 
 RunnerPool::RunnerPool(RunnerPoolOptions options)
     : impl_(std::make_unique<Impl>(std::move(options))) {}

@@ -23,12 +23,16 @@ struct RunnerPool::Impl {
   // one of the kind starts at once. The process owns its folder.
   Result<std::unique_ptr<KernelProcess>> Start(const std::string& role, RunnerOptions runner,
                                                bool* from_spare);
-  // The task runner kept under `key` (role and artifact), or null.
+  // The task runner kept under `key` (role, artifact and RunnerKind), or null.
   std::unique_ptr<KernelProcess> TakeKept(const std::string& key);
   // Keeps these task runners (those alive, and under half of `cpu_limit_seconds` of CPU time)
   // for the next evaluation, and ends every other runner still kept.
   void Keep(std::vector<std::pair<std::string, std::unique_ptr<KernelProcess>>> runners,
             double cpu_limit_seconds);
+
+  // What makes two runners interchangeable before a kernel is loaded: everything in their
+  // options but the scratch folder.
+  static std::string RunnerKind(const RunnerOptions& runner);
 
   RunnerPoolOptions options;
 

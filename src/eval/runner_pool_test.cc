@@ -99,6 +99,14 @@ TEST_F(RunnerPoolTest, KeepsTheTaskRunnersForTheNextCandidateOfTheSameTask) {
   EXPECT_TRUE(again.valid()) << FormatOutcome(again);
   EXPECT_EQ(again.runners_reused, 1);
 
+  // An evaluator sharing the pool with other runner settings gets runners of its own.
+  EvalOptions stricter = Options(pool);
+  stricter.limits.cpu_seconds = 30;
+  Evaluator other_settings(*backend_, stricter);
+  Outcome strict = MustEvaluate(other_settings, examples_ / "gelu", good, "optimized.cc");
+  EXPECT_TRUE(strict.valid()) << FormatOutcome(strict);
+  EXPECT_EQ(strict.runners_reused, 0);
+
   // Another task's runners replace them; a wrong candidate is still caught with kept runners.
   Outcome other = MustEvaluate(evaluator, examples_ / "row_sum",
                                ReadAll(examples_ / "row_sum/optimized.cc"), "optimized.cc");
