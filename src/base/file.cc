@@ -1,5 +1,7 @@
 #include "kope/base/file.h"
 
+#include <stdlib.h>
+
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -21,6 +23,17 @@ Result<std::string> ReadFileText(const std::filesystem::path& path) {
   contents << in.rdbuf();
   if (in.bad()) return Status::IoError(path.string() + ": cannot read: " + std::strerror(errno));
   return contents.str();
+}
+
+Result<std::filesystem::path> MakeTempFolder(const std::filesystem::path& root,
+                                             const std::string& prefix) {
+  const std::filesystem::path base = root.empty() ? std::filesystem::temp_directory_path() : root;
+  std::string pattern = (base / (prefix + "-XXXXXX")).string();
+  if (mkdtemp(pattern.data()) == nullptr) {
+    return Status::IoError("cannot create a scratch folder in " + base.string() + ": " +
+                           std::strerror(errno));
+  }
+  return std::filesystem::path(pattern);
 }
 
 }  // namespace kope

@@ -39,5 +39,20 @@ TEST_F(FileTest, SaysWhyAFileCannotBeRead) {
   EXPECT_NE(folder.status().message().find("cannot read: not a regular file"), std::string::npos);
 }
 
+TEST_F(FileTest, MakesPrivateFoldersThatDoNotCollide) {
+  Result<fs::path> a = MakeTempFolder(dir_, "kope-x");
+  Result<fs::path> b = MakeTempFolder(dir_, "kope-x");
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_NE(*a, *b);
+  EXPECT_EQ(a->parent_path(), dir_);
+  EXPECT_EQ(a->filename().string().rfind("kope-x-", 0), 0u);
+  EXPECT_TRUE(fs::is_directory(*a));
+  EXPECT_EQ(fs::status(*a).permissions() & fs::perms::all, fs::perms::owner_all);
+  Result<fs::path> missing = MakeTempFolder(dir_ / "absent", "kope-x");
+  EXPECT_EQ(missing.status().code(), StatusCode::kIoError);
+  EXPECT_NE(missing.status().message().find("cannot create a scratch folder in"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace kope

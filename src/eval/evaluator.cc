@@ -1,7 +1,5 @@
 #include "kope/eval/evaluator.h"
 
-#include <stdlib.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -28,12 +26,8 @@ double Now() {
 class ScratchFolder {
  public:
   static Result<ScratchFolder> Create(const fs::path& root) {
-    fs::path base = root.empty() ? fs::temp_directory_path() : root;
-    std::string templ = (base / "kope-eval-XXXXXX").string();
-    if (mkdtemp(templ.data()) == nullptr) {
-      return Status::IoError("cannot create a scratch folder in " + base.string());
-    }
-    return ScratchFolder(templ);
+    KOPE_ASSIGN_OR_RETURN(fs::path path, MakeTempFolder(root, "kope-eval"));
+    return ScratchFolder(std::move(path));
   }
   ScratchFolder(ScratchFolder&& other) noexcept : path_(std::move(other.path_)) {
     other.path_.clear();
@@ -129,8 +123,17 @@ Result<Outcome> Evaluator::Evaluate(const Task& task, std::string_view candidate
   out.candidate_hash = ContentHash(candidate_source);
   out.trials = options_.trials;
   out.timing_policy = options_.timing_label;
-  // The task's runners by key (role and artifact), filled when they start.
-  std::vector<std::pair<std::string, std::unique_ptr<KernelProcess>*>> task_slots;
+  // The task's runners: kept loaded from an earlier evaluation of the same task (with a pool),
+  // else started in this one; filled when they start.
+  struct TaskRunner {
+    std::string role;
+    std::string key;  // role, the artifact's content, the runner's settings
+    std::unique_ptr<KernelProcess>* slot;
+    const CompiledKernel* kernel;
+    const KernelSource* source;  // null: the torch.compile reference point
+    bool loaded = false;
+  };
+  std::vector<TaskRunner> task_runners;
   // Wall time by phase: each call books the time since the previous one.
   double phase_start = start_time;
   auto phase = [&](const char* name) {
@@ -146,10 +149,11 @@ Result<Outcome> Evaluator::Evaluate(const Task& task, std::string_view candidate
                                                                 {"compiled", s.compiled.get()}};
     for (const auto& [role, p] : processes) {
       if (p == nullptr) continue;
+      const double overhead = p->request_seconds() - p->kernel_seconds();
       out.kernel_seconds += p->kernel_seconds();
-      out.runner_overhead_seconds[role] = p->request_seconds() - p->kernel_seconds();
+      out.runner_overhead_seconds[role] = overhead;
       if (!p->bridge()) continue;
-      out.bridge_overhead_seconds += p->request_seconds() - p->kernel_seconds();
+      out.bridge_overhead_seconds += overhead;
       for (const auto& [request, seconds] : p->overhead_seconds()) {
         out.bridge_overhead_by_request[request] += seconds;
       }
@@ -157,7 +161,7 @@ Result<Outcome> Evaluator::Evaluate(const Task& task, std::string_view candidate
     out.bridge_overhead_seconds = std::max(0.0, out.bridge_overhead_seconds);
     // The task's runners stay loaded for the pool's next evaluation of this task.
     std::vector<std::pair<std::string, std::unique_ptr<KernelProcess>>> keep;
-    for (const auto& [key, slot] : task_slots) keep.emplace_back(key, std::move(*slot));
+    for (TaskRunner& r : task_runners) keep.emplace_back(r.key, std::move(*r.slot));
     pool.Keep(std::move(keep), static_cast<double>(options_.limits.cpu_seconds));
     return out;
   };
@@ -268,24 +272,16 @@ Result<Outcome> Evaluator::Evaluate(const Task& task, std::string_view candidate
     return src == nullptr || src->language == "torch" ? std::max(timeout, 900.0) : timeout;
   };
 
-  // The task's runners: kept loaded from an earlier evaluation of the same task (with a pool),
-  // else started now. Every runner starts before any kernel loads: GPU runners set their
-  // devices up in parallel, with each other and with the candidate's compile.
+  // Every runner starts before any kernel loads: GPU runners set their devices up in
+  // parallel, with each other and with the candidate's compile.
   s.Progress("start runners");
-  struct TaskRunner {
-    std::string key;  // role, the artifact's content, the runner's settings
-    std::unique_ptr<KernelProcess>* slot;
-    const CompiledKernel* kernel;
-    const KernelSource* source;  // null: the torch.compile reference point
-    bool loaded = false;
-  };
-  std::vector<TaskRunner> task_runners;
   auto add_task_runner = [&](const std::string& role, const CompiledKernel& kernel,
                              const KernelSource* source, std::unique_ptr<KernelProcess>* slot,
                              RunnerOptions o) -> Status {
     KOPE_ASSIGN_OR_RETURN(std::string artifact, ReadFileText(kernel.artifact));
     // A runner started with other settings (limits, sandbox) is not the same runner.
     TaskRunner r{
+        role,
         role + ":" + ContentHash(artifact) + ":" + ContentHash(RunnerPool::Impl::RunnerKind(o)),
         slot, &kernel, source};
     *slot = pool.TakeKept(r.key);
@@ -296,7 +292,6 @@ Result<Outcome> Evaluator::Evaluate(const Task& task, std::string_view candidate
       KOPE_ASSIGN_OR_RETURN(*slot, start(role, o));
       (*slot)->keep_arena();
     }
-    task_slots.emplace_back(r.key, slot);
     task_runners.push_back(std::move(r));
     return Status::Ok();
   };
@@ -321,7 +316,6 @@ Result<Outcome> Evaluator::Evaluate(const Task& task, std::string_view candidate
     if (r.loaded) continue;
     KernelProcess& p = **r.slot;
     Status loaded = p.Load(r.kernel->artifact, load_timeout(r.source));
-    const std::string role = r.key.substr(0, r.key.find(':'));
     if (r.source == nullptr) {  // a reference point that fails to load is dropped, with a note
       if (!loaded.ok() || !p.load_outcome().ok()) {
         out.compiled_note = "torch.compile was not timed: " +
@@ -332,7 +326,7 @@ Result<Outcome> Evaluator::Evaluate(const Task& task, std::string_view candidate
     }
     KOPE_RETURN_IF_ERROR(loaded);
     if (!p.load_outcome().ok()) {
-      return Status::FailedPrecondition("the task's " + role +
+      return Status::FailedPrecondition("the task's " + r.role +
                                         " does not load: " + p.load_outcome().detail);
     }
   }

@@ -1,6 +1,6 @@
 #include <fmt/format.h>
-#include <stdlib.h>
 
+#include "kope/base/file.h"
 #include "runner_pool_impl.h"
 
 namespace kope {
@@ -36,12 +36,7 @@ RunnerPool::Impl::~Impl() {
 Result<std::unique_ptr<KernelProcess>> RunnerPool::Impl::Spawn(const std::string& role,
                                                                RunnerOptions runner) {
   if (root_.empty()) {
-    fs::path base = options.scratch_root.empty() ? fs::temp_directory_path() : options.scratch_root;
-    std::string templ = (base / "kope-runners-XXXXXX").string();
-    if (mkdtemp(templ.data()) == nullptr) {
-      return Status::IoError("cannot create a scratch folder in " + base.string());
-    }
-    root_ = templ;
+    KOPE_ASSIGN_OR_RETURN(root_, MakeTempFolder(options.scratch_root, "kope-runners"));
   }
   fs::path dir = root_ / fmt::format("{}-{}", role, next_folder_++);
   std::error_code ec;
