@@ -3,6 +3,9 @@
 #include <xxhash.h>
 
 #include <cstdio>
+#include <vector>
+
+#include "kope/base/parallel.h"
 
 namespace kope {
 namespace {
@@ -33,6 +36,17 @@ std::string ContentHash(std::initializer_list<std::string_view> parts) {
   return Hex(h);
 }
 
-uint64_t BufferHash(const void* data, size_t size) { return XXH3_64bits(data, size); }
+uint64_t BufferHash(const void* data, size_t size) {
+  // Large buffers: the hashes of fixed 16 MiB blocks, hashed in parallel, then hashed together
+  // with the size as seed. The value depends on the bytes only, never on the thread count.
+  constexpr size_t kBlock = 16u << 20;
+  if (size <= kBlock) return XXH3_64bits(data, size);
+  const auto* bytes = static_cast<const uint8_t*>(data);
+  std::vector<uint64_t> blocks((size + kBlock - 1) / kBlock);
+  ForEachBlock(size, kBlock, [&](size_t b, size_t begin, size_t end) {
+    blocks[b] = XXH3_64bits(bytes + begin, end - begin);
+  });
+  return XXH3_64bits_withSeed(blocks.data(), blocks.size() * sizeof(uint64_t), size);
+}
 
 }  // namespace kope

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,26 @@ TEST(BufferHashTest, DetectsAModifiedElement) {
   v[777] = 1.5000001f;
   EXPECT_NE(before, BufferHash(v.data(), v.size() * sizeof(float)));
   EXPECT_NE(BufferHash(v.data(), 8), BufferHash(v.data(), 12));
+}
+
+TEST(BufferHashTest, LargeBuffersDependOnEveryBlockAndTheirOrder) {
+  // Over 16 MiB, blocks are hashed on several threads: a change in any block shows, and so
+  // does swapping two blocks' contents.
+  const size_t block = 16u << 20;
+  std::vector<uint8_t> v(3 * block + 100);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<uint8_t>((i + 1) * 0x9e3779b97f4a7c15ull >> 56);
+  const uint64_t before = BufferHash(v.data(), v.size());
+  EXPECT_EQ(before, BufferHash(v.data(), v.size()));
+  for (size_t at : {size_t{5}, block + 7, 3 * block + 99}) {
+    v[at] ^= 1;
+    EXPECT_NE(before, BufferHash(v.data(), v.size())) << at;
+    v[at] ^= 1;
+  }
+  std::vector<uint8_t> swapped(v);
+  std::swap_ranges(swapped.begin(), swapped.begin() + block, swapped.begin() + block);
+  ASSERT_FALSE(std::equal(v.begin(), v.begin() + block, v.begin() + block));
+  EXPECT_NE(before, BufferHash(swapped.data(), swapped.size()));
+  EXPECT_NE(BufferHash(v.data(), v.size() - 1), before);
 }
 
 }  // namespace

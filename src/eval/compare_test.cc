@@ -20,6 +20,24 @@ TEST(Compare, WithinToleranceIsOk) {
   EXPECT_GT(c.max_abs_error, 0);
 }
 
+TEST(Compare, LargeOutputsMergeTheirBlocksInOrder) {
+  // Over 2^20 elements, blocks are compared on several threads; the report is the same as
+  // one pass would give: the first failure overall, every failure counted.
+  const size_t n = (3u << 20) + 17;
+  std::vector<float> e(n), a(n);
+  for (size_t i = 0; i < n; ++i) e[i] = a[i] = static_cast<float>(i % 1000);
+  a[(2u << 20) + 5] = -1.0f;
+  a[n - 1] = kNan;
+  a[(1u << 20) + 3] += 0.5f;
+  Comparison c = CompareOutputs(e.data(), a.data(), KOPE_F32, n, {1e-5, 1e-6});
+  EXPECT_FALSE(c.ok);
+  EXPECT_EQ(c.first_index, (1 << 20) + 3);
+  EXPECT_EQ(c.expected, e[(1u << 20) + 3]);
+  EXPECT_EQ(c.mismatches, 3);
+  EXPECT_FALSE(c.nan_inf_mismatch);
+  EXPECT_GE(c.max_abs_error, e[(2u << 20) + 5] + 1.0);
+}
+
 TEST(Compare, ReportsFirstMismatchAndCounts) {
   std::vector<float> e = {1, 2, 3, 4};
   std::vector<float> a = {1, 2.5f, 3, 5};

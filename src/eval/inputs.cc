@@ -1,11 +1,17 @@
 #include "kope/eval/inputs.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 
+#include "kope/base/parallel.h"
+
 namespace kope {
 namespace {
+
+// Elements per thread below which a loop over a tensor stays on one thread.
+constexpr size_t kParallelGrain = 1u << 20;
 
 // A fast generator seeded from the caller's (secret) one: inputs of hundreds of
 // millions of elements are drawn per evaluation, and mt19937 with the polar
@@ -74,11 +80,8 @@ void FillTyped(T* out, size_t count, const Distribution& dist, FastRng& rng) {
   for (size_t i = 0; i < count; ++i) out[i] = static_cast<T>(Draw(dist, rng));
 }
 
-}  // namespace
-
-void FillInput(void* data, DType dtype, size_t count, const Distribution& dist,
-               std::mt19937_64& rng) {
-  FastRng fast(rng());
+// Fills `count` elements from one generator.
+void FillBlock(void* data, DType dtype, size_t count, const Distribution& dist, FastRng& fast) {
   if (!IsFloating(dtype)) {
     // Integer ranges: [low, high), defaulting to [0, 100) when the range is empty.
     int64_t lo = static_cast<int64_t>(std::floor(dist.low));
@@ -106,10 +109,28 @@ void FillInput(void* data, DType dtype, size_t count, const Distribution& dist,
   }
 }
 
+}  // namespace
+
+void FillInput(void* data, DType dtype, size_t count, const Distribution& dist,
+               std::mt19937_64& rng) {
+  // Blocks of kBlock elements, each from its own generator seeded by the caller's draw and the
+  // block's index, filled in parallel: the values depend on the seed only, never on threads.
+  constexpr size_t kBlock = 1u << 16;
+  const uint64_t seed = rng();
+  auto* bytes = static_cast<uint8_t*>(data);
+  const size_t esize = DTypeSize(dtype);
+  ForEachBlock(count, kBlock, [&](size_t block, size_t begin, size_t end) {
+    FastRng fast(seed ^ (0xd1b54a32d192ed03ull * (block + 1)));
+    FillBlock(bytes + begin * esize, dtype, end - begin, dist, fast);
+  });
+}
+
 void FillPoison(void* data, DType dtype, size_t count, Poison poison) {
   auto fill = [&](auto pattern) {
     auto* p = static_cast<decltype(pattern)*>(data);
-    for (size_t i = 0; i < count; ++i) p[i] = pattern;
+    ParallelFor(count, kParallelGrain, [&](size_t begin, size_t end) {
+      std::fill(p + begin, p + end, pattern);
+    });
   };
   switch (dtype) {
     case KOPE_F32:

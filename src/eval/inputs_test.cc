@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <set>
@@ -66,6 +67,29 @@ TEST(FillInput, FreshSeedsGiveFreshValues) {
   FillInput(x.data(), KOPE_F32, x.size(), Distribution{}, a);
   FillInput(y.data(), KOPE_F32, y.size(), Distribution{}, b);
   EXPECT_NE(x, y);
+}
+
+TEST(FillInput, LargeInputsAreReproducibleAndBlocksDiffer) {
+  // Large inputs are drawn in blocks of 65,536 elements on several threads: the same seed
+  // gives the same values, and no block repeats another.
+  const size_t n = 5 * 65536 + 123;
+  std::vector<float> x(n), y(n);
+  std::mt19937_64 a(42), b(42);
+  FillInput(x.data(), KOPE_F32, n, Distribution{}, a);
+  FillInput(y.data(), KOPE_F32, n, Distribution{}, b);
+  EXPECT_EQ(x, y);
+  for (size_t block = 1; block < 5; ++block) {
+    EXPECT_FALSE(std::equal(x.begin(), x.begin() + 1000, x.begin() + block * 65536)) << block;
+  }
+  double sum = 0;
+  for (float v : x) sum += v;
+  EXPECT_NEAR(sum / n, 0.0, 0.02);  // standard normal by default
+}
+
+TEST(Poison, LargeFillsEveryElement) {
+  std::vector<uint32_t> v(3u << 20, 0);
+  FillPoison(v.data(), KOPE_F32, v.size(), Poison::kNanB);
+  EXPECT_EQ(std::count(v.begin(), v.end(), 0xffa5a5a5u), static_cast<long>(v.size()));
 }
 
 TEST(Poison, FloatPatternsAreDistinctNaNsAndAFiniteOne) {

@@ -46,13 +46,14 @@ struct EvalSession {
   // Verification steps (verification.cc).
   void WriteInputs(const ArenaLayout& layout, int trial, std::mt19937_64& rng);
   void PerturbInputs(const ArenaLayout& layout, int trial, std::mt19937_64& rng);
-  Result<std::vector<std::vector<uint8_t>>> ReferenceOutputs(const ArenaLayout& layout,
-                                                             const SizeSet& set);
-  Status CheckReferenceDependsOnInputs(const ArenaLayout& layout,
-                                       const std::vector<std::vector<uint8_t>>& expected,
-                                       std::vector<std::vector<uint8_t>>* previous);
+  // The reference's outputs where they lie, in its arena: valid until it runs again.
+  using Expected = std::vector<const uint8_t*>;
+  Result<Expected> ReferenceOutputs(const ArenaLayout& layout, const SizeSet& set);
+  // `previous`: the hashes of the last trial's reference outputs (empty at first).
+  Status CheckReferenceDependsOnInputs(const ArenaLayout& layout, const Expected& expected,
+                                       std::vector<uint64_t>* previous);
   Result<bool> CheckCandidateCall(const ArenaLayout& layout, const SizeSet& set, int trial,
-                                  const std::vector<std::vector<uint8_t>>& expected, Poison poison,
+                                  const Expected& expected, Poison poison,
                                   const std::string& reason);
 
   // Verification of every size set (`trials` trials each); false when the candidate failed.

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "kope/base/parallel.h"
 #include "kope/eval/inputs.h"
 #include "session.h"
 
@@ -71,8 +72,8 @@ Result<bool> EvalSession::Time() {
       const auto& dists = task.inputs[i].distributions;
       Distribution dist = dists.empty() ? Distribution{} : dists[0];
       FillInput(base.input(r, i), layout.inputs[i].dtype, layout.inputs[i].count, dist, rng);
-      std::memcpy(candidate->input(r, i), base.input(r, i), layout.inputs[i].bytes);
-      if (compiled) std::memcpy(compiled->input(r, i), base.input(r, i), layout.inputs[i].bytes);
+      ParallelMemcpy(candidate->input(r, i), base.input(r, i), layout.inputs[i].bytes);
+      if (compiled) ParallelMemcpy(compiled->input(r, i), base.input(r, i), layout.inputs[i].bytes);
     }
   }
   if (compiled) {

@@ -3,14 +3,13 @@
 #include <cstring>
 
 #include "kope/base/hash.h"
+#include "kope/base/parallel.h"
 #include "kope/eval/compare.h"
 #include "kope/eval/inputs.h"
 #include "session.h"
 
 namespace kope {
 namespace {
-
-using Buffers = std::vector<std::vector<uint8_t>>;
 
 // True when every element equals the first (a constant output).
 bool AllElementsEqual(const uint8_t* data, size_t count, size_t element_size) {
@@ -64,7 +63,7 @@ void EvalSession::WriteInputs(const ArenaLayout& layout, int trial, std::mt19937
     uint8_t* ref_in = reference->input(0, i);
     FillInput(ref_in, layout.inputs[i].dtype, layout.inputs[i].count,
               TrialDistribution(task.inputs[i], trial), rng);
-    std::memcpy(candidate->input(0, i), ref_in, layout.inputs[i].bytes);
+    ParallelMemcpy(candidate->input(0, i), ref_in, layout.inputs[i].bytes);
     input_hashes.push_back(BufferHash(ref_in, layout.inputs[i].bytes));
   }
 }
@@ -90,7 +89,7 @@ void EvalSession::PerturbInputs(const ArenaLayout& layout, int trial, std::mt199
   }
 }
 
-Result<Buffers> EvalSession::ReferenceOutputs(const ArenaLayout& layout, const SizeSet& set) {
+Result<EvalSession::Expected> EvalSession::ReferenceOutputs(const ArenaLayout& layout, const SizeSet& set) {
   for (size_t o = 0; o < layout.outputs.size(); ++o) {
     FillPoison(reference->output(o), layout.outputs[o].dtype, layout.outputs[o].count,
                Poison::kNanA);
@@ -100,21 +99,21 @@ Result<Buffers> EvalSession::ReferenceOutputs(const ArenaLayout& layout, const S
     return Status::FailedPrecondition("the task's reference failed at " + set.label + ": " +
                                       call.detail + " (rc " + std::to_string(call.rc) + ")");
   }
-  Buffers expected;
-  for (size_t o = 0; o < layout.outputs.size(); ++o) {
-    const uint8_t* p = reference->output(o);
-    expected.emplace_back(p, p + layout.outputs[o].bytes);
-  }
+  Expected expected;
+  for (size_t o = 0; o < layout.outputs.size(); ++o) expected.push_back(reference->output(o));
   return expected;
 }
 
 Status EvalSession::CheckReferenceDependsOnInputs(const ArenaLayout& layout,
-                                                  const Buffers& expected, Buffers* previous) {
+                                                  const Expected& expected,
+                                                  std::vector<uint64_t>* previous) {
+  std::vector<uint64_t> hashes;
   for (size_t o = 0; o < expected.size(); ++o) {
     size_t esize = DTypeSize(layout.outputs[o].dtype);
     bool constant = layout.outputs[o].count > 1 &&
-                    AllElementsEqual(expected[o].data(), layout.outputs[o].count, esize);
-    bool same = !previous->empty() && (*previous)[o] == expected[o];
+                    AllElementsEqual(expected[o], layout.outputs[o].count, esize);
+    hashes.push_back(BufferHash(expected[o], layout.outputs[o].bytes));
+    bool same = !previous->empty() && (*previous)[o] == hashes.back();
     if (constant || same) {
       return Status::FailedPrecondition(
           "task " + task.name + ": the reference output '" + layout.outputs[o].name + "' " +
@@ -122,13 +121,13 @@ Status EvalSession::CheckReferenceDependsOnInputs(const ArenaLayout& layout,
           " at the bench size; such a task cannot tell a right kernel from a wrong one");
     }
   }
-  *previous = expected;
+  *previous = std::move(hashes);
   return Status::Ok();
 }
 
 // One candidate call on the current inputs, checked against `expected`.
 Result<bool> EvalSession::CheckCandidateCall(const ArenaLayout& layout, const SizeSet& set,
-                                             int trial, const Buffers& expected, Poison poison,
+                                             int trial, const Expected& expected, Poison poison,
                                              const std::string& reason) {
   for (size_t o = 0; o < layout.outputs.size(); ++o) {
     FillPoison(candidate->output(o), layout.outputs[o].dtype, layout.outputs[o].count, poison);
@@ -167,7 +166,7 @@ Result<bool> EvalSession::CheckCandidateCall(const ArenaLayout& layout, const Si
     }
     KOPE_ASSIGN_OR_RETURN(Tolerance tol, ResolveTolerance(task.tolerance, out.dtype, set));
     Comparison c =
-        CompareOutputs(expected[o].data(), candidate->output(o), out.dtype, out.count, tol);
+        CompareOutputs(expected[o], candidate->output(o), out.dtype, out.count, tol);
     if (c.ok) continue;
     m.tensor = out.name;
     m.index = c.first_index;
@@ -199,13 +198,13 @@ Result<bool> EvalSession::Verify(const std::vector<SizeSet>& sets, int trials,
     KOPE_ASSIGN_OR_RETURN(mapped, candidate->Prepare(layout, timeout));
     if (!CandidateCallOk(mapped, "mapping buffers for " + set.label)) return false;
 
-    Buffers previous_reference;
+    std::vector<uint64_t> previous_reference;
     for (int trial = 0; trial < trials; ++trial) {
       Progress("verify " + set.label + " trial " + std::to_string(trial + 1) + "/" +
                std::to_string(trials));
       std::mt19937_64 rng(SecretSeed());
       WriteInputs(layout, trial, rng);
-      KOPE_ASSIGN_OR_RETURN(Buffers expected, ReferenceOutputs(layout, set));
+      KOPE_ASSIGN_OR_RETURN(Expected expected, ReferenceOutputs(layout, set));
       if (first_pass && set.label == "bench") {
         KOPE_RETURN_IF_ERROR(CheckReferenceDependsOnInputs(layout, expected, &previous_reference));
       }

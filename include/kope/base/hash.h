@@ -16,7 +16,8 @@ namespace kope {
 std::string ContentHash(std::string_view bytes);
 // Hash of several parts, each length-prefixed so that ("ab","c") != ("a","bc").
 std::string ContentHash(std::initializer_list<std::string_view> parts);
-// 64-bit hash of a memory range, for detecting modified buffers.
+// 64-bit hash of a memory range, for detecting modified buffers (XXH3-64; ranges over 16 MiB
+// are hashed in blocks on several threads).
 uint64_t BufferHash(const void* data, size_t size);
 
 }  // namespace kope
