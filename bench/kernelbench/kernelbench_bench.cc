@@ -1,15 +1,19 @@
 // The Python bridge's overhead per candidate, on KernelBench problems.
 //
-//   kernelbench_bench [--backend cpu|cuda] [--repeat N] PROBLEM.py CANDIDATE [PROBLEM CANDIDATE
-//   ...]
+//   kernelbench_bench [--backend cpu|cuda] [--repeat N] [--pool-per-problem]
+//                     (PROBLEM.py CANDIDATE ... | --candidate CANDIDATE PROBLEM.py ...)
 //
-// Each problem gets a fresh runner pool, as an optimization episode does, and its candidate is
-// evaluated N times in a row (default 3): the first evaluation starts every runner (PyTorch's
-// import, CUDA contexts, the torch.compile reference point's compile); the next ones find the
-// task's runners loaded and the candidate's runner started ahead. A candidate is a native
-// kernel (.cc/.cu, compiled once, then cached) or a KernelBench ModelNew file (.py).
+// The problems are evaluated in order with one runner pool, as `kope bench` does for a suite
+// (spares for the next task: the next problem's processes import PyTorch and start CUDA
+// during this one); --pool-per-problem gives each problem a fresh pool, as a lone
+// optimization episode has. Each problem's candidate is evaluated N times in a row (default 3):
+// the first evaluation starts the problem's runners (or takes them from the spares) and
+// compiles its torch.compile reference point; the next ones find them loaded. A candidate is a
+// native kernel (.cc/.cu, compiled once, then cached) or a KernelBench ModelNew file (.py);
+// with --candidate, one candidate for every problem.
 // Per evaluation: the verdict, wall time, and the time waited on bridge processes beyond their
-// kernels' own time, by request. Prints one table; every figure is measured here.
+// kernels' own time, by request. A problem that cannot be evaluated is reported and skipped.
+// Prints one table and a summary; every figure is measured here.
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -39,8 +43,8 @@ double Request(const Outcome& o, const char* request) {
 
 int Usage() {
   std::fprintf(stderr,
-               "usage: kernelbench_bench [--backend cpu|cuda] [--repeat N] PROBLEM.py CANDIDATE "
-               "[PROBLEM.py CANDIDATE ...]\n");
+               "usage: kernelbench_bench [--backend cpu|cuda] [--repeat N] [--pool-per-problem] "
+               "(PROBLEM.py CANDIDATE ... | --candidate CANDIDATE PROBLEM.py ...)\n");
   return 2;
 }
 
@@ -49,17 +53,31 @@ int Usage() {
 int main(int argc, char** argv) {
   std::string backend_name = "cuda";
   int repeat = 3;
-  std::vector<std::pair<fs::path, fs::path>> pairs;
+  bool pool_per_problem = false;
+  fs::path common_candidate;
+  std::vector<fs::path> positional;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--backend") == 0 && i + 1 < argc) {
       backend_name = argv[++i];
     } else if (std::strcmp(argv[i], "--repeat") == 0 && i + 1 < argc) {
       repeat = std::max(2, std::atoi(argv[++i]));
-    } else if (i + 1 < argc) {
-      pairs.emplace_back(argv[i], argv[i + 1]);
-      ++i;
-    } else {
+    } else if (std::strcmp(argv[i], "--candidate") == 0 && i + 1 < argc) {
+      common_candidate = argv[++i];
+    } else if (std::strcmp(argv[i], "--pool-per-problem") == 0) {
+      pool_per_problem = true;
+    } else if (argv[i][0] == '-') {
       return Usage();
+    } else {
+      positional.emplace_back(argv[i]);
+    }
+  }
+  std::vector<std::pair<fs::path, fs::path>> pairs;
+  if (!common_candidate.empty()) {
+    for (const fs::path& p : positional) pairs.emplace_back(p, common_candidate);
+  } else {
+    if (positional.size() % 2 != 0) return Usage();
+    for (size_t i = 0; i < positional.size(); i += 2) {
+      pairs.emplace_back(positional[i], positional[i + 1]);
     }
   }
   if (pairs.empty()) return Usage();
@@ -85,25 +103,36 @@ int main(int argc, char** argv) {
     std::vector<Outcome> next;
   };
   std::vector<Row> rows;
+  std::vector<std::string> skipped;
+  auto make_pool = [] {
+    RunnerPoolOptions pool_options;
+    pool_options.spares = true;
+    pool_options.spares_for_next_task = true;
+    return std::make_shared<RunnerPool>(pool_options);
+  };
+  std::shared_ptr<RunnerPool> pool = make_pool();
   for (const auto& [problem, candidate] : pairs) {
     Result<Task> task = LoadTaskOrProblem(problem);
     if (!task.ok()) {
-      std::fprintf(stderr, "%s: %s\n", problem.c_str(), task.status().ToString().c_str());
-      return 1;
+      std::printf("%s: skipped: %s\n", problem.stem().c_str(), task.status().ToString().c_str());
+      skipped.push_back(problem.stem().string());
+      continue;
     }
-    RunnerPoolOptions pool_options;
-    pool_options.spares = true;
+    if (pool_per_problem) pool = make_pool();
     EvalOptions options;
     options.runner_exe = fs::path(KOPE_BINARY_DIR) / "kope-runner";
-    options.pool = std::make_shared<RunnerPool>(pool_options);
+    options.pool = pool;
     Evaluator evaluator(**backend, options);
     const std::string source = ReadAll(candidate);
     Row row{problem.stem().string(), candidate.filename().string(), {}, {}};
-    for (int r = 0; r < repeat; ++r) {
+    bool failed = false;
+    for (int r = 0; r < repeat && !failed; ++r) {
       Result<Outcome> o = evaluator.Evaluate(*task, source, candidate.filename().string());
       if (!o.ok()) {
-        std::fprintf(stderr, "%s: %s\n", problem.c_str(), o.status().ToString().c_str());
-        return 1;
+        std::printf("%s: skipped: %s\n", row.problem.c_str(), o.status().ToString().c_str());
+        skipped.push_back(row.problem);
+        failed = true;
+        break;
       }
       std::printf(
           "%s %s #%d: %s, %.1f s, bridge %.3f s (load %.3f map %.3f call %.3f time %.3f), "
@@ -115,30 +144,71 @@ int main(int argc, char** argv) {
       std::fflush(stdout);
       (r == 0 ? row.first : row.next.emplace_back()) = *o;
     }
-    rows.push_back(std::move(row));
+    if (!failed) rows.push_back(std::move(row));
   }
 
-  std::printf("\n%-36s %-14s %-8s %9s %9s %9s %9s %9s %7s\n", "problem", "candidate", "verdict",
-              "eval s", "first s", "next s", "next load", "next map", "target");
+  std::printf("\n%-40s %-12s %-6s %7s %7s %7s %7s %6s %6s %6s %6s %7s\n", "problem",
+              "candidate", "valid", "first s", "eval s", "first", "next", "load", "map", "call",
+              "time", "target");
   for (const Row& row : rows) {
-    std::vector<double> next, next_load, next_map, next_eval;
+    std::vector<double> next, next_load, next_map, next_call, next_time, next_eval;
     bool valid = row.first.valid();
     for (const Outcome& o : row.next) {
       next.push_back(o.bridge_overhead_seconds);
       next_load.push_back(Request(o, "load"));
       next_map.push_back(Request(o, "map"));
+      next_call.push_back(Request(o, "call"));
+      next_time.push_back(Request(o, "time"));
       next_eval.push_back(o.eval_seconds);
       valid = valid && o.valid();
     }
-    std::printf("%-36s %-14s %-8s %9.1f %9.3f %9.3f %9.3f %9.3f %7s\n", row.problem.c_str(),
-                row.candidate.c_str(), valid ? "valid" : "NOT", Median(next_eval),
+    std::printf("%-40s %-12s %-6s %7.1f %7.1f %7.3f %7.3f %6.3f %6.3f %6.3f %6.3f %7s\n",
+                row.problem.substr(0, 40).c_str(), row.candidate.substr(0, 12).c_str(),
+                valid ? "yes" : "NO", row.first.eval_seconds, Median(next_eval),
                 row.first.bridge_overhead_seconds, Median(next), Median(next_load),
-                Median(next_map), Median(next) <= 0.5 ? "met" : "missed");
+                Median(next_map), Median(next_call), Median(next_time),
+                Median(next) <= 0.5 ? "met" : "missed");
   }
   std::printf(
       "(bridge overhead: time waited on PyTorch bridge processes beyond their kernels' "
-      "own time; first = first evaluation of the problem, next = median of the "
-      "following %d)\n",
+      "own time; first s / first = the problem's first evaluation, wall and bridge overhead; "
+      "eval s, next and its parts by request = medians of the following %d)\n",
       repeat - 1);
+
+  // Over the problems: the distribution of the per-problem figures.
+  std::vector<double> first_all, next_all, eval_all;
+  int met = 0, valid_all = 0;
+  for (const Row& row : rows) {
+    std::vector<double> next, eval;
+    bool valid = row.first.valid();
+    for (const Outcome& o : row.next) {
+      next.push_back(o.bridge_overhead_seconds);
+      eval.push_back(o.eval_seconds);
+      valid = valid && o.valid();
+    }
+    first_all.push_back(row.first.bridge_overhead_seconds);
+    next_all.push_back(Median(next));
+    eval_all.push_back(Median(eval));
+    met += Median(next) <= 0.5 ? 1 : 0;
+    valid_all += valid ? 1 : 0;
+  }
+  auto quantile = [](std::vector<double> v, double q) {
+    if (v.empty()) return 0.0;
+    std::sort(v.begin(), v.end());
+    return v[static_cast<size_t>(q * static_cast<double>(v.size() - 1) + 0.5)];
+  };
+  std::printf("\n%zu problems evaluated, %zu skipped, %d valid in every evaluation\n",
+              rows.size(), skipped.size(), valid_all);
+  std::printf("%-28s %9s %9s %9s %9s\n", "over the problems", "median", "p90", "max", "min");
+  for (const auto& [label, v] : {std::pair<const char*, const std::vector<double>*>{
+                                     "next: bridge overhead s", &next_all},
+                                 {"first: bridge overhead s", &first_all},
+                                 {"next: evaluation wall s", &eval_all}}) {
+    std::printf("%-28s %9.3f %9.3f %9.3f %9.3f\n", label, quantile(*v, 0.5), quantile(*v, 0.9),
+                quantile(*v, 1.0), quantile(*v, 0.0));
+  }
+  std::printf("next candidates at most 0.5 s of bridge overhead: %d of %zu problems\n", met,
+              rows.size());
+  for (const std::string& s : skipped) std::printf("skipped: %s\n", s.c_str());
   return 0;
 }

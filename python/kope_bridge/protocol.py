@@ -118,8 +118,8 @@ def hello_payload(seccomp, rlimits, notes):
     return struct.pack("=BB", int(seccomp), int(rlimits)) + _string("\n".join(notes))
 
 
-def reply_payload(status=OK, rc=0, flushed_bytes=0, ns=(), message=""):
-    return (struct.pack("=IiQI", status, rc, flushed_bytes, len(ns)) +
+def reply_payload(status=OK, rc=0, flushed_bytes=0, ns=(), message="", copy_ns=0):
+    return (struct.pack("=IiQQI", status, rc, flushed_bytes, copy_ns, len(ns)) +
             struct.pack(f"={len(ns)}q", *ns) + _string(message[:4000]))
 
 

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "kope/agent/progress.h"
+#include "kope/eval/runner_pool.h"
 #include "kope/torch_bridge/bridge.h"
 
 namespace kope::bench_suite {
@@ -39,7 +40,9 @@ class Suite {
         options_(options),
         name_(std::move(name)) {}
 
-  void RunTask(TaskResult* result) {
+  // `pool`: the worker's runners, kept from one task to the next (PyTorch's import and CUDA
+  // contexts of the next task's runners start during this one).
+  void RunTask(TaskResult* result, const std::shared_ptr<RunnerPool>& pool) {
     Result<Task> task = LoadTaskOrProblem(result->dir);
     if (!task.ok()) {
       result->status = "error";
@@ -51,6 +54,7 @@ class Suite {
     result->family = task->family;
     std::unique_ptr<agent::Proposer> proposer = proposers_.Make();
     agent::EpisodeOptions episode = options_.episode;
+    if (episode.eval.pool == nullptr) episode.eval.pool = pool;
     episode.label = "bench:" + name_;
     episode.resume = !options_.fresh;
     episode.reuse_finished = !options_.fresh;
@@ -152,9 +156,15 @@ Result<SuiteReport> RunSuite(memory::GraphStore& store, Backend& backend,
   Suite suite(store, backend, proposers, options, report.name);
   std::atomic<size_t> next{0};
   auto worker = [&] {
+    // One pool per worker (a pool serves one evaluation at a time).
+    RunnerPoolOptions pool_options;
+    pool_options.spares = true;
+    pool_options.spares_for_next_task = true;
+    pool_options.scratch_root = options.episode.eval.scratch_root;
+    auto pool = std::make_shared<RunnerPool>(pool_options);
     for (size_t i = next++; i < report.tasks.size(); i = next++) {
       if (options.episode.cancel != nullptr && options.episode.cancel->load()) break;
-      suite.RunTask(&report.tasks[i]);
+      suite.RunTask(&report.tasks[i], pool);
     }
   };
   const int jobs = std::max(1, std::min<int>(options.jobs, static_cast<int>(dirs.size())));

@@ -114,7 +114,11 @@ Result<Outcome> Evaluator::Evaluate(const Task& task, std::string_view candidate
   // (Declared before the session: the runners it holds end before their folders go.)
   // Without a pool of the caller's, this evaluation's runners end with it.
   std::optional<RunnerPool> own_pool;
-  if (options_.pool == nullptr) own_pool.emplace(RunnerPoolOptions{false, options_.scratch_root});
+  if (options_.pool == nullptr) {
+    RunnerPoolOptions own;
+    own.scratch_root = options_.scratch_root;
+    own_pool.emplace(own);
+  }
   RunnerPool::Impl& pool = options_.pool != nullptr ? options_.pool->impl() : own_pool->impl();
   EvalSession s(task, options_, std::string(backend_.language()));
   Outcome& out = s.outcome;
@@ -163,6 +167,11 @@ Result<Outcome> Evaluator::Evaluate(const Task& task, std::string_view candidate
     std::vector<std::pair<std::string, std::unique_ptr<KernelProcess>>> keep;
     for (TaskRunner& r : task_runners) keep.emplace_back(r.key, std::move(*r.slot));
     pool.Keep(std::move(keep), static_cast<double>(options_.limits.cpu_seconds));
+    if (s.candidate != nullptr) {
+      if (std::unique_ptr<SharedArena> arena = s.candidate->ReleaseArena()) {
+        pool.KeepArena(std::move(arena));
+      }
+    }
     return out;
   };
 
@@ -312,6 +321,8 @@ Result<Outcome> Evaluator::Evaluate(const Task& task, std::string_view candidate
   }
   KOPE_ASSIGN_OR_RETURN(std::unique_ptr<KernelProcess> candidate_process,
                         start("candidate", runner_options(torch_candidate)));
+  // The last candidate's arena (its process has ended), if this one's sizes match it.
+  candidate_process->AdoptArena(pool.TakeArena());
   for (TaskRunner& r : task_runners) {
     if (r.loaded) continue;
     KernelProcess& p = **r.slot;

@@ -2,8 +2,11 @@
 
 #include <unistd.h>
 
+#include <cstring>
 #include <fstream>
 #include <sstream>
+
+#include "kope/base/parallel.h"
 
 namespace kope {
 namespace {
@@ -138,9 +141,18 @@ Result<CallOutcome> KernelProcess::Prepare(ArenaLayout layout, double timeout_se
   layout_ = std::move(layout);
   // A kept arena is mapped again all the same (the runner then treats it as new: a GPU runner
   // uploads the inputs again); what is saved is the kernel populating fresh pages.
-  if (!keep_arena_ || arena_ == nullptr || arena_->size() < layout_.total_bytes) {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  const size_t exact = (layout_.total_bytes + page - 1) / page * page;
+  auto fits = [&](const std::unique_ptr<SharedArena>& a) {
+    return a != nullptr && (keep_arena_ ? a->size() >= exact : a->size() == exact);
+  };
+  if (!fits(arena_)) {
     arena_.reset();
-    KOPE_ASSIGN_OR_RETURN(arena_, SharedArena::Create(layout_.total_bytes));
+    if (fits(adopted_)) {
+      arena_ = std::move(adopted_);
+    } else {
+      KOPE_ASSIGN_OR_RETURN(arena_, SharedArena::Create(layout_.total_bytes));
+    }
   }
   KOPE_ASSIGN_OR_RETURN(CallOutcome mapped, runner_->MapArena(*arena_, timeout_seconds));
   request_seconds_ += mapped.parent_seconds;
@@ -148,12 +160,23 @@ Result<CallOutcome> KernelProcess::Prepare(ArenaLayout layout, double timeout_se
   return mapped;
 }
 
+void KernelProcess::AdoptArena(std::unique_ptr<SharedArena> arena) {
+  if (arena != nullptr) {
+    uint8_t* data = arena->data();
+    ParallelFor(arena->size(), 16u << 20,
+                [&](size_t begin, size_t end) { std::memset(data + begin, 0, end - begin); });
+  }
+  adopted_ = std::move(arena);
+}
+
 void KernelProcess::Account(const CallOutcome& outcome, const char* request) {
   double kernel = 0;
   for (int64_t ns : outcome.ns) kernel += static_cast<double>(ns) * 1e-9;
   kernel_seconds_ += kernel;
   request_seconds_ += outcome.parent_seconds;
-  overhead_seconds_[request] += outcome.parent_seconds - kernel;
+  // Copies between the arena and a GPU are booked apart: they grow with the tensors' bytes.
+  overhead_seconds_[request] += outcome.parent_seconds - kernel - outcome.copy_seconds;
+  if (outcome.copy_seconds > 0) overhead_seconds_["copy"] += outcome.copy_seconds;
 }
 
 Result<CallOutcome> KernelProcess::Call(int rotation, double timeout_seconds) {

@@ -58,11 +58,17 @@ class KernelProcess {
   const CallOutcome& load_outcome() const { return load_outcome_; }
   const Protection& protection() const { return runner_->protection(); }
 
-  // Allocates and maps a fresh arena for `layout`. With keep_arena(), an arena at least as
-  // large is kept and mapped again instead (every verified call poisons its outputs, guards
-  // and inputs anew, so nothing in it outlives the call that wrote it).
+  // Maps an arena for `layout`: the current one or an adopted one when it has exactly the
+  // layout's size (rounded to pages), else a fresh one. With keep_arena(), an arena at least
+  // as large serves too (every verified call poisons its outputs, guards and inputs anew, so
+  // nothing in it outlives the call that wrote it).
   Result<CallOutcome> Prepare(ArenaLayout layout, double timeout_seconds);
   void keep_arena() { keep_arena_ = true; }
+  // Another process's arena, for Prepare to use when the sizes match. It is zeroed here: the
+  // process that used it must have ended.
+  void AdoptArena(std::unique_ptr<SharedArena> arena);
+  // The arena mapped last (null if none), for the pool to hand to the next candidate.
+  std::unique_ptr<SharedArena> ReleaseArena() { return std::move(arena_); }
   const ArenaLayout& layout() const { return layout_; }
   uint8_t* arena() const { return arena_->data(); }
   uint8_t* input(int rotation, size_t i) const {
@@ -77,7 +83,8 @@ class KernelProcess {
   double kernel_seconds() const { return kernel_seconds_; }
   // The parent's wall time waiting on this runner's requests (load, map, calls) so far.
   double request_seconds() const { return request_seconds_; }
-  // request_seconds() less kernel time, by request ("load", "map", "call", "time").
+  // request_seconds() less kernel time, by request ("load", "map", "call", "time"), with the
+  // runner's copies of tensors between the arena and a GPU apart ("copy").
   const std::map<std::string, double>& overhead_seconds() const { return overhead_seconds_; }
   // Whether this is a Python bridge process (PyTorch kernels) rather than kope-runner.
   bool bridge() const { return bridge_; }
@@ -99,6 +106,7 @@ class KernelProcess {
   std::unique_ptr<Runner> runner_;
   CallOutcome load_outcome_;
   std::unique_ptr<SharedArena> arena_;
+  std::unique_ptr<SharedArena> adopted_;
   ArenaLayout layout_;
   double kernel_seconds_ = 0;
   double request_seconds_ = 0;

@@ -1,5 +1,7 @@
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "kope/base/file.h"
 #include "runner_pool_impl.h"
 
@@ -58,9 +60,10 @@ Result<std::unique_ptr<KernelProcess>> RunnerPool::Impl::Start(const std::string
   *from_spare = false;
   const std::string kind = RunnerKind(runner);
   std::unique_ptr<KernelProcess> process;
-  if (auto it = spares_.find(kind); it != spares_.end()) {
-    std::unique_ptr<KernelProcess> spare = std::move(it->second);
-    spares_.erase(it);
+  std::vector<std::unique_ptr<KernelProcess>>& waiting = spares_[kind];
+  while (process == nullptr && !waiting.empty()) {
+    std::unique_ptr<KernelProcess> spare = std::move(waiting.front());
+    waiting.erase(waiting.begin());
     // A spare that died while it waited is replaced, not used.
     if (spare->alive()) {
       process = std::move(spare);
@@ -70,11 +73,15 @@ Result<std::unique_ptr<KernelProcess>> RunnerPool::Impl::Start(const std::string
   if (process == nullptr) {
     KOPE_ASSIGN_OR_RETURN(process, Spawn(role, runner));
   }
-  if (options.spares) {
-    // The next one starts now, while this evaluation runs. A failure to start shows when a
-    // runner of this kind is needed next; it is not this evaluation's.
+  const size_t started = ++started_[kind];
+  size_t& wanted = wanted_[kind];
+  wanted = options.spares_for_next_task ? std::max(wanted, started) : 1;
+  // The next ones start now, while this evaluation runs. A failure to start shows when a
+  // runner of this kind is needed next; it is not this evaluation's.
+  while (options.spares && waiting.size() < wanted) {
     auto next = Spawn("spare", runner);
-    if (next.ok()) spares_[kind] = std::move(next).value();
+    if (!next.ok()) break;
+    waiting.push_back(std::move(next).value());
   }
   return process;
 }
@@ -92,6 +99,7 @@ std::unique_ptr<KernelProcess> RunnerPool::Impl::TakeKept(const std::string& key
 void RunnerPool::Impl::Keep(
     std::vector<std::pair<std::string, std::unique_ptr<KernelProcess>>> runners,
     double cpu_limit_seconds) {
+  started_.clear();
   kept_.clear();
   for (auto& [key, process] : runners) {
     if (process == nullptr || !process->alive()) continue;

@@ -30,6 +30,17 @@ struct RunnerPool::Impl {
   void Keep(std::vector<std::pair<std::string, std::unique_ptr<KernelProcess>>> runners,
             double cpu_limit_seconds);
 
+  // Spare runners waiting, of every kind.
+  size_t spares_waiting() const {
+    size_t n = 0;
+    for (const auto& [kind, waiting] : spares_) n += waiting.size();
+    return n;
+  }
+
+  // The last candidate's arena (null if none), and keeping one for the next candidate.
+  std::unique_ptr<SharedArena> TakeArena() { return std::move(arena_); }
+  void KeepArena(std::unique_ptr<SharedArena> arena) { arena_ = std::move(arena); }
+
   // What makes two runners interchangeable before a kernel is loaded: everything in their
   // options but the scratch folder.
   static std::string RunnerKind(const RunnerOptions& runner);
@@ -42,7 +53,12 @@ struct RunnerPool::Impl {
   std::filesystem::path root_;  // made on first use, removed with the pool
   int next_folder_ = 0;
   std::map<std::string, std::unique_ptr<KernelProcess>> kept_;
-  std::map<std::string, std::unique_ptr<KernelProcess>> spares_;  // by RunnerKind
+  // By RunnerKind: the spares waiting, how many one evaluation wants, how many this
+  // evaluation started (until Keep ends it).
+  std::map<std::string, std::vector<std::unique_ptr<KernelProcess>>> spares_;
+  std::map<std::string, size_t> wanted_;
+  std::map<std::string, size_t> started_;
+  std::unique_ptr<SharedArena> arena_;
 };
 
 }  // namespace kope

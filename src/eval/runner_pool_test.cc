@@ -4,11 +4,14 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <sstream>
 
+#include "kernel_process.h"
+#include "runner_pool_impl.h"
 #include "kope/backend/cpu/cpu_backend.h"
 #include "kope/eval/evaluator.h"
 
@@ -141,6 +144,70 @@ TEST_F(RunnerPoolTest, EveryCandidateGetsARunnerAndFolderNoKernelUsed) {
   Outcome o = MustEvaluate(plain, examples_ / "gelu", source, "marker.cc");
   EXPECT_TRUE(o.valid()) << FormatOutcome(o);
   EXPECT_EQ(o.runners_reused + o.runners_from_spares, 0);
+}
+
+TEST_F(RunnerPoolTest, SparesForTheNextTaskStartEveryRunnerOfANewTaskAhead) {
+  const std::string gelu = ReadAll(examples_ / "gelu/optimized.cc");
+  const std::string row_sum = ReadAll(examples_ / "row_sum/optimized.cc");
+  for (bool next_task : {false, true}) {
+    RunnerPoolOptions options;
+    options.spares = true;
+    options.spares_for_next_task = next_task;
+    auto pool = std::make_shared<RunnerPool>(options);
+    Evaluator evaluator(*backend_, Options(pool));
+    Outcome first = MustEvaluate(evaluator, examples_ / "gelu", gelu, "optimized.cc");
+    EXPECT_TRUE(first.valid()) << FormatOutcome(first);
+    // The task's runners and the candidate's, all of one kind (kope-runner on the CPU).
+    const size_t runners = first.runner_overhead_seconds.size();
+    ASSERT_GE(runners, 2u);
+    // One spare per kind covers the next candidate; with spares for the next task, there are
+    // as many as the new task's runners, started during the last evaluation.
+    EXPECT_EQ(pool->impl().spares_waiting(), next_task ? runners : 1u) << next_task;
+    Outcome other = MustEvaluate(evaluator, examples_ / "row_sum", row_sum, "optimized.cc");
+    EXPECT_TRUE(other.valid()) << FormatOutcome(other);
+    EXPECT_EQ(other.runners_reused, 0);
+    EXPECT_EQ(other.runners_from_spares, static_cast<int>(other.runner_overhead_seconds.size()));
+    EXPECT_EQ(pool->impl().spares_waiting(), next_task ? runners : 1u) << next_task;
+  }
+}
+
+TEST_F(RunnerPoolTest, AnAdoptedArenaIsZeroedAndServesALayoutOfItsSize) {
+  auto task = LoadTask(examples_ / "gelu");
+  ASSERT_TRUE(task.ok()) << task.status().ToString();
+  auto layout = ArenaLayout::Build(*task, task->bench, 1);
+  ASSERT_TRUE(layout.ok()) << layout.status().ToString();
+  const fs::path scratch = fs::path(KOPE_BINARY_DIR) / "runner-pool-test-arena";
+  fs::remove_all(scratch);
+  fs::create_directories(scratch);
+  RunnerOptions runner;
+  runner.runner_exe = fs::path(KOPE_BINARY_DIR) / "kope-runner";
+  runner.sandbox.scratch_dir = scratch;
+  auto process = KernelProcess::Spawn("candidate", runner);
+  ASSERT_TRUE(process.ok()) << process.status().ToString();
+
+  // An arena of another size is not used; one of the layout's size is, zeroed.
+  auto small = SharedArena::Create(4096);
+  ASSERT_TRUE(small.ok());
+  (*process)->AdoptArena(std::move(small).value());
+  auto mapped = (*process)->Prepare(*layout, 10);
+  ASSERT_TRUE(mapped.ok() && mapped->ok());
+  std::unique_ptr<SharedArena> used = (*process)->ReleaseArena();
+  ASSERT_NE(used, nullptr);
+  EXPECT_GE(used->size(), layout->total_bytes);
+  EXPECT_NE(used->size(), 4096u);
+
+  std::memset(used->data(), 0xab, used->size());
+  const uint8_t* data = used->data();
+  const size_t size = used->size();
+  (*process)->AdoptArena(std::move(used));
+  mapped = (*process)->Prepare(*layout, 10);
+  ASSERT_TRUE(mapped.ok() && mapped->ok());
+  EXPECT_EQ((*process)->arena(), data);
+  size_t nonzero = 0;
+  for (size_t i = 0; i < size; ++i) nonzero += (*process)->arena()[i] != 0;
+  EXPECT_EQ(nonzero, 0u);
+  process->reset();
+  fs::remove_all(scratch);
 }
 
 }  // namespace

@@ -138,12 +138,14 @@ class CudaDevice final : public CudaExecutor {
 
   void Call(kope_kernel_fn kernel, const PreparedCall& call, Reply* reply) override {
     const std::vector<ByteRange> ranges = CopyRanges(call);
+    auto copy_start = std::chrono::steady_clock::now();
     for (const ByteRange& r : ranges) {
       Check(cudaMemcpyAsync(dev_ + r.offset, host_ + r.offset, r.bytes, cudaMemcpyHostToDevice,
                             stream_),
             "copying tensors to the GPU");
     }
     Check(cudaStreamSynchronize(stream_), "copying tensors to the GPU");
+    AddCopyTime(copy_start, reply);
     Check(cudaEventRecord(start_, stream_), "recording an event");
     const int rc = Invoke(kernel, call, stream_);
     cudaError_t pending = cudaGetLastError();
@@ -152,18 +154,20 @@ class CudaDevice final : public CudaExecutor {
     Check(cudaEventRecord(end_device_, stream_), "recording an event");
     Check(cudaEventSynchronize(end_device_), "after the kernel call");
     reply->ns.push_back(ElapsedNs(start_, end_device_));
+    copy_start = std::chrono::steady_clock::now();
     for (const ByteRange& r : ranges) {
       Check(cudaMemcpyAsync(host_ + r.offset, dev_ + r.offset, r.bytes, cudaMemcpyDeviceToHost,
                             stream_),
             "copying tensors from the GPU");
     }
     Check(cudaStreamSynchronize(stream_), "copying tensors from the GPU");
+    AddCopyTime(copy_start, reply);
     Finish(rc, pending, reply);
   }
 
   void Time(kope_kernel_fn kernel, const std::vector<PreparedCall>& rotation, uint32_t count,
             bool flush, Reply* reply) override {
-    UploadInputs(rotation);
+    UploadInputs(rotation, reply);
     if (flush && flush_ == nullptr) {
       if (cudaError_t e = HarnessMalloc(&flush_, flush_bytes_); e != cudaSuccess) {
         Fatal("allocating the L2 flush buffer", e);
@@ -236,8 +240,15 @@ class CudaDevice final : public CudaExecutor {
     return out;
   }
 
-  void UploadInputs(const std::vector<PreparedCall>& rotation) {
+  static void AddCopyTime(std::chrono::steady_clock::time_point since, Reply* reply) {
+    reply->copy_ns += static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                                std::chrono::steady_clock::now() - since)
+                                                .count());
+  }
+
+  void UploadInputs(const std::vector<PreparedCall>& rotation, Reply* reply) {
     if (inputs_resident_) return;
+    const auto copy_start = std::chrono::steady_clock::now();
     for (const PreparedCall& call : rotation) {
       for (size_t i = 0; i < call.inputs.size(); ++i) {
         const ByteRange& r = call.ranges[i];
@@ -247,6 +258,7 @@ class CudaDevice final : public CudaExecutor {
       }
     }
     Check(cudaStreamSynchronize(stream_), "copying inputs to the GPU");
+    AddCopyTime(copy_start, reply);
     inputs_resident_ = true;
   }
 

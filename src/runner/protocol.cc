@@ -253,6 +253,7 @@ void WriteReply(const Reply& reply, Writer* w) {
   w->U32(static_cast<uint32_t>(reply.status));
   w->I32(reply.rc);
   w->U64(reply.flushed_bytes);
+  w->U64(reply.copy_ns);
   w->U32(static_cast<uint32_t>(reply.ns.size()));
   for (int64_t ns : reply.ns) w->I64(ns);
   w->String(reply.message);
@@ -263,7 +264,7 @@ Result<Reply> ReadReply(std::string_view payload) {
   Reply reply;
   uint32_t status, n;
   if (!r.U32(&status) || status > static_cast<uint32_t>(ReplyStatus::kBadRequest) ||
-      !r.I32(&reply.rc) || !r.U64(&reply.flushed_bytes) || !r.U32(&n) || n > kMaxTimedCalls) {
+      !r.I32(&reply.rc) || !r.U64(&reply.flushed_bytes) || !r.U64(&reply.copy_ns) || !r.U32(&n) || n > kMaxTimedCalls) {
     return Status::Corruption("malformed reply from kope-runner");
   }
   reply.status = static_cast<ReplyStatus>(status);

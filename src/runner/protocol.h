@@ -13,7 +13,8 @@
 //   CALL   call spec
 //   TIME   u32 count, u8 flush, u32 n, n call specs
 //   QUIT   (empty)
-//   REPLY  u32 ReplyStatus, i32 rc, u64 flushed_bytes, u32 n, n i64 ns, string message
+//   REPLY  u32 ReplyStatus, i32 rc, u64 flushed_bytes, u64 copy_ns, u32 n, n i64 ns,
+//          string message
 // A call spec is u32 n_inputs, u32 n_outputs, then per tensor: i32 dtype,
 // u32 ndim, ndim i64 shape, u32 n_strides (0 or ndim), i64 strides, u64 offset.
 // A string is u32 length + bytes. Every field is validated by the reader.
@@ -58,6 +59,7 @@ struct Reply {
   ReplyStatus status = ReplyStatus::kOk;
   int32_t rc = 0;
   uint64_t flushed_bytes = 0;
+  uint64_t copy_ns = 0;  // wall time copying tensors between the arena and a GPU
   std::vector<int64_t> ns;
   std::string message;
 };

@@ -97,6 +97,7 @@ TEST(ReplyTest, RoundTripsAndRejectsGarbage) {
   reply.status = ReplyStatus::kKernelError;
   reply.rc = -3;
   reply.flushed_bytes = 12345;
+  reply.copy_ns = 678;
   reply.ns = {5, 6, 7};
   reply.message = "why";
   Writer w;
@@ -106,6 +107,7 @@ TEST(ReplyTest, RoundTripsAndRejectsGarbage) {
   EXPECT_EQ(back->status, ReplyStatus::kKernelError);
   EXPECT_EQ(back->rc, -3);
   EXPECT_EQ(back->flushed_bytes, 12345u);
+  EXPECT_EQ(back->copy_ns, 678u);
   EXPECT_EQ(back->ns, (std::vector<int64_t>{5, 6, 7}));
   EXPECT_EQ(back->message, "why");
   EXPECT_FALSE(ReadReply(std::string_view(w.payload()).substr(0, w.payload().size() - 1)).ok());

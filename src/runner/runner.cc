@@ -399,6 +399,7 @@ Result<CallOutcome> Runner::Impl::Request(rp::MessageType type, const std::strin
   out.ns = std::move(reply->ns);
   out.rc = reply->rc;
   out.flushed_bytes = reply->flushed_bytes;
+  out.copy_seconds = static_cast<double>(reply->copy_ns) * 1e-9;
   switch (reply->status) {
     case rp::ReplyStatus::kOk:
       break;

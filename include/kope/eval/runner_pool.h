@@ -9,7 +9,15 @@
 //    runner that failed, died, or used half of its CPU-time limit;
 //  - with `spares`, starts a runner of each kind the last evaluation used ahead of time, with no
 //    kernel loaded, so that the next runner's start (PyTorch's import, a CUDA context) overlaps
-//    the current evaluation instead of adding to the next.
+//    the current evaluation instead of adding to the next. With `spares_for_next_task` as well,
+//    it keeps as many of each kind as one evaluation has started so far (a new task's reference,
+//    baseline and torch.compile runners besides the candidate's), for a caller that moves from
+//    task to task (a benchmark suite);
+//  - keeps the arenas (shared memory) of the last candidate's largest size sets, and hands them
+//    to the next candidate's process when its sizes match: a fresh arena of hundreds of
+//    megabytes costs its runner a few tenths of a second to fault in and pin. The evaluator
+//    writes every input, output and guard byte of an arena before each call, so nothing a
+//    candidate left in one reaches the next (and the candidate's process has ended first).
 // A candidate always gets a runner no kernel has used, in a scratch folder of its own, and its
 // runner ends with its evaluation: nothing a candidate does reaches another candidate.
 //
@@ -25,6 +33,7 @@ namespace kope {
 
 struct RunnerPoolOptions {
   bool spares = false;                 // start the next runners ahead of time
+  bool spares_for_next_task = false;   // with spares: enough for a new task's runners too
   std::filesystem::path scratch_root;  // empty: the system temp folder
 };
 

@@ -60,8 +60,10 @@ struct CallOutcome {
   std::string detail;         // e.g. "killed by SIGSEGV", the tail of the child's stderr
   std::vector<int64_t> ns;    // per-call kernel time in nanoseconds, as the child measured it
   double parent_seconds = 0;  // the parent's wall clock around the whole request
-  uint64_t flushed_bytes =
-      0;  // Time with flush: bytes of tensors evicted from the caches, all calls
+  // Time with flush: bytes of tensors evicted from the caches, all calls.
+  uint64_t flushed_bytes = 0;
+  // Wall time the child spent copying tensors between the arena and a GPU, as it measured it.
+  double copy_seconds = 0;
   bool ok() const { return kind == Kind::kOk; }
 };
 
