@@ -6,6 +6,7 @@ applies the resource limits itself. It installs no seccomp filter (torch.compile
 compiler, which needs exec): the hello message says so, and kope reports it with the outcome.
 """
 import argparse
+import collections
 import json
 import mmap
 import os
@@ -13,8 +14,12 @@ import resource
 import sys
 import time
 import traceback
+import types
 
 from . import protocol as p
+
+# Arenas kept mapped at once (the smallest goes first).
+MAX_MAPPED_ARENAS = 3
 
 
 def parse_args(argv):
@@ -61,13 +66,15 @@ class Server:
         if args.device:
             self.device = "cuda:0"  # CUDA_VISIBLE_DEVICES selects the GPU
         self.kernel = None
+        # Arenas mapped, by (device, inode, bytes); the current one's fields are copied below. An arena mapped again keeps its mapping, mirror and
+        # pinning: the evaluator maps a candidate's bench arena, its smaller check arenas, then
+        # the bench arena again, and hands a spare the next candidate's arena ahead of time.
+        self.arenas = collections.OrderedDict()
         self.arena = None  # mmap
         self.arena_bytes = 0
         self.host = None  # torch uint8 tensor over the arena
         self.mirror = None  # device copy of the arena (GPU runner)
         self.host_address = 0
-        self.pinned = 0  # the arena's address while it is registered with CUDA
-        self.arena_id = None  # (device, inode, bytes) of the mapped arena
         # The mirror holds the inputs as the parent last wrote them: set by a TIME's upload,
         # cleared by MAP (the parent writes new inputs before it maps again) and by CALL (the
         # call's inputs are its own). kope-runner's GPU path does the same.
@@ -78,10 +85,12 @@ class Server:
         import torch  # once per runner, never per call
         self.torch = torch
         torch.set_grad_enabled(False)
-        if self.device != "cpu" and self.args.max_device_bytes:
-            total = torch.cuda.get_device_properties(0).total_memory
-            torch.cuda.set_per_process_memory_fraction(
-                min(1.0, self.args.max_device_bytes / total), 0)
+        self.cap_device_memory(0)
+        if self.device != "cpu":
+            # A spare runner gets its CUDA context and torch.compile's front end now, while it
+            # waits, instead of in its first request.
+            torch.empty(1, device=self.device)
+            import torch._dynamo  # noqa: F401
         while True:
             try:
                 mtype, payload, fds = self.channel.receive()
@@ -120,6 +129,11 @@ class Server:
         try:
             with open(path) as f:
                 spec = json.load(f)
+            if spec.get("mode") != "modelnew":
+                # Arenas mapped ahead were a candidate's: a task's kernel maps its own.
+                while self.arenas:
+                    self.release_arena(self.arenas.popitem(last=False)[1])
+                self.arena = self.host = self.mirror = None
             self.kernel = TorchKernel(spec, self.device)
         except Exception as e:  # the problem or candidate failed to load: the kernel's fault
             return p.reply_payload(p.LOAD_ERROR, message=describe_error(e))
@@ -133,29 +147,54 @@ class Server:
         if st.st_size < nbytes:
             raise p.ProtocolError("the arena descriptor is smaller than announced")
         self.inputs_resident = False
-        if self.arena is not None and (st.st_dev, st.st_ino, nbytes) == self.arena_id:
-            return p.reply_payload()  # the same arena again: mapping, mirror and pinning stay
-        self.arena_id = (st.st_dev, st.st_ino, nbytes)
-        torch = self.torch
-        self.unpin()
-        self.arena = mmap.mmap(fd, nbytes, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
-        self.arena_bytes = nbytes
-        self.host = torch.frombuffer(self.arena, dtype=torch.uint8)
-        self.host_address = self.host.data_ptr()
-        self.mirror = None
-        if self.device != "cpu":
-            self.mirror = torch.empty(nbytes, dtype=torch.uint8, device=self.device)
-            # Page-locked, the arena copies to and from the GPU at full speed (as kope-runner's).
-            if torch.cuda.cudart().cudaHostRegister(self.host_address, nbytes, 0) == 0:
-                self.pinned = self.host_address
-            else:
-                torch.cuda.synchronize()  # pageable copies still work
+        key = (st.st_dev, st.st_ino, nbytes)
+        arena = self.arenas.pop(key, None)
+        if arena is None:
+            arena = self.new_arena(fd, nbytes)
+        self.arenas[key] = arena
+        while len(self.arenas) > MAX_MAPPED_ARENAS:
+            # The smallest other one goes: small arenas are the cheap ones to map again.
+            smallest = min((k for k in self.arenas if k != key), key=lambda k: k[2])
+            self.release_arena(self.arenas.pop(smallest))
+        self.arena, self.host, self.mirror = arena.mm, arena.host, arena.mirror
+        self.arena_bytes, self.host_address = nbytes, arena.host.data_ptr()
+        # Room for the mirrors and for this arena's input snapshots, besides the kernel's own.
+        self.cap_device_memory(sum(a.nbytes for a in self.arenas.values()) + nbytes)
         return p.reply_payload()
 
-    def unpin(self):
-        if self.pinned:
-            self.torch.cuda.cudart().cudaHostUnregister(self.pinned)
-            self.pinned = 0
+    def new_arena(self, fd, nbytes):
+        torch = self.torch
+        arena = types.SimpleNamespace(nbytes=nbytes, mirror=None, pinned=0)
+        arena.mm = mmap.mmap(fd, nbytes, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+        arena.host = torch.frombuffer(arena.mm, dtype=torch.uint8)
+        if self.device != "cpu":
+            mirrors = sum(a.nbytes for a in self.arenas.values()) + nbytes
+            self.cap_device_memory(mirrors + nbytes)  # before the new mirror is allocated
+            arena.mirror = torch.empty(nbytes, dtype=torch.uint8, device=self.device)
+            # Page-locked, the arena copies to and from the GPU at full speed (as kope-runner's).
+            address = arena.host.data_ptr()
+            if torch.cuda.cudart().cudaHostRegister(address, nbytes, 0) == 0:
+                arena.pinned = address
+            else:
+                torch.cuda.synchronize()  # pageable copies still work
+        return arena
+
+    def release_arena(self, arena):
+        if arena.pinned:
+            self.torch.cuda.cudart().cudaHostUnregister(arena.pinned)
+        arena.mirror = None
+        if self.device != "cpu":
+            self.torch.cuda.empty_cache()
+
+    def cap_device_memory(self, harness_bytes):
+        """The kernel may allocate max_device_bytes on the GPU beyond what the bridge holds for
+        it (the arenas' mirrors and a verified call's input snapshots), as in kope-runner,
+        where the harness's own allocations are not counted."""
+        if self.device == "cpu" or not self.args.max_device_bytes:
+            return
+        total = self.torch.cuda.get_device_properties(0).total_memory
+        self.torch.cuda.set_per_process_memory_fraction(
+            min(1.0, (self.args.max_device_bytes + harness_bytes) / total), 0)
 
     def ready(self):
         if self.kernel is None:

@@ -138,6 +138,7 @@ Result<Outcome> Evaluator::Evaluate(const Task& task, std::string_view candidate
     bool loaded = false;
   };
   std::vector<TaskRunner> task_runners;
+  std::string candidate_kind;  // the candidate runner's RunnerKind, once it started
   // Wall time by phase: each call books the time since the previous one.
   double phase_start = start_time;
   auto phase = [&](const char* name) {
@@ -168,9 +169,7 @@ Result<Outcome> Evaluator::Evaluate(const Task& task, std::string_view candidate
     for (TaskRunner& r : task_runners) keep.emplace_back(r.key, std::move(*r.slot));
     pool.Keep(std::move(keep), static_cast<double>(options_.limits.cpu_seconds));
     if (s.candidate != nullptr) {
-      if (std::unique_ptr<SharedArena> arena = s.candidate->ReleaseArena()) {
-        pool.KeepArena(std::move(arena));
-      }
+      pool.KeepArenas(candidate_kind, s.candidate->ReleaseArenas());
     }
     return out;
   };
@@ -321,8 +320,10 @@ Result<Outcome> Evaluator::Evaluate(const Task& task, std::string_view candidate
   }
   KOPE_ASSIGN_OR_RETURN(std::unique_ptr<KernelProcess> candidate_process,
                         start("candidate", runner_options(torch_candidate)));
-  // The last candidate's arena (its process has ended), if this one's sizes match it.
-  candidate_process->AdoptArena(pool.TakeArena());
+  candidate_kind = RunnerPool::Impl::RunnerKind(runner_options(torch_candidate));
+  // The last candidate's arenas (its process has ended), for this one's sizes that match them.
+  candidate_process->AdoptArenas(pool.TakeArenas());
+  candidate_process->retain_arenas();
   for (TaskRunner& r : task_runners) {
     if (r.loaded) continue;
     KernelProcess& p = **r.slot;

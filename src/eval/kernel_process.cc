@@ -147,10 +147,17 @@ Result<CallOutcome> KernelProcess::Prepare(ArenaLayout layout, double timeout_se
     return a != nullptr && (keep_arena_ ? a->size() >= exact : a->size() == exact);
   };
   if (!fits(arena_)) {
+    if (retain_arenas_ && arena_ != nullptr && arena_->size() >= (1u << 20)) {
+      retained_.push_back(std::move(arena_));
+    }
     arena_.reset();
-    if (fits(adopted_)) {
-      arena_ = std::move(adopted_);
-    } else {
+    for (auto it = adopted_.begin(); it != adopted_.end(); ++it) {
+      if (!fits(*it)) continue;
+      arena_ = std::move(*it);
+      adopted_.erase(it);
+      break;
+    }
+    if (arena_ == nullptr) {
       KOPE_ASSIGN_OR_RETURN(arena_, SharedArena::Create(layout_.total_bytes));
     }
   }
@@ -160,13 +167,20 @@ Result<CallOutcome> KernelProcess::Prepare(ArenaLayout layout, double timeout_se
   return mapped;
 }
 
-void KernelProcess::AdoptArena(std::unique_ptr<SharedArena> arena) {
-  if (arena != nullptr) {
+void KernelProcess::AdoptArenas(std::vector<std::unique_ptr<SharedArena>> arenas) {
+  for (const auto& arena : arenas) {
     uint8_t* data = arena->data();
     ParallelFor(arena->size(), 16u << 20,
                 [&](size_t begin, size_t end) { std::memset(data + begin, 0, end - begin); });
   }
-  adopted_ = std::move(arena);
+  adopted_ = std::move(arenas);
+}
+
+std::vector<std::unique_ptr<SharedArena>> KernelProcess::ReleaseArenas() {
+  std::vector<std::unique_ptr<SharedArena>> arenas = std::move(retained_);
+  retained_.clear();
+  if (arena_ != nullptr) arenas.push_back(std::move(arena_));
+  return arenas;
 }
 
 void KernelProcess::Account(const CallOutcome& outcome, const char* request) {

@@ -64,11 +64,19 @@ class KernelProcess {
   // nothing in it outlives the call that wrote it).
   Result<CallOutcome> Prepare(ArenaLayout layout, double timeout_seconds);
   void keep_arena() { keep_arena_ = true; }
-  // Another process's arena, for Prepare to use when the sizes match. It is zeroed here: the
-  // process that used it must have ended.
-  void AdoptArena(std::unique_ptr<SharedArena> arena);
-  // The arena mapped last (null if none), for the pool to hand to the next candidate.
-  std::unique_ptr<SharedArena> ReleaseArena() { return std::move(arena_); }
+  // Another process's arenas, for Prepare to use when the sizes match. They are zeroed here:
+  // the process that used them must have ended.
+  void AdoptArenas(std::vector<std::unique_ptr<SharedArena>> arenas);
+  // With retain_arenas(), arenas of 1 MiB and more that Prepare stops using are kept for
+  // ReleaseArenas instead of freed.
+  void retain_arenas() { retain_arenas_ = true; }
+  // The arena mapped last and those retained, for the pool to hand to the next candidate.
+  std::vector<std::unique_ptr<SharedArena>> ReleaseArenas();
+  // Maps `arena` in the runner ahead of its use (a spare's, for the next candidate), with no
+  // accounting; the runner keeps it mapped when it is mapped again.
+  Result<CallOutcome> PreMap(const SharedArena& arena, double timeout_seconds) {
+    return runner_->MapArena(arena, timeout_seconds);
+  }
   const ArenaLayout& layout() const { return layout_; }
   uint8_t* arena() const { return arena_->data(); }
   uint8_t* input(int rotation, size_t i) const {
@@ -106,7 +114,9 @@ class KernelProcess {
   std::unique_ptr<Runner> runner_;
   CallOutcome load_outcome_;
   std::unique_ptr<SharedArena> arena_;
-  std::unique_ptr<SharedArena> adopted_;
+  std::vector<std::unique_ptr<SharedArena>> adopted_;
+  std::vector<std::unique_ptr<SharedArena>> retained_;
+  bool retain_arenas_ = false;
   ArenaLayout layout_;
   double kernel_seconds_ = 0;
   double request_seconds_ = 0;

@@ -29,6 +29,7 @@ RunnerPool::RunnerPool(RunnerPoolOptions options)
 RunnerPool::~RunnerPool() = default;
 
 RunnerPool::Impl::~Impl() {
+  WaitForPremaps();
   kept_.clear();
   spares_.clear();
   std::error_code ec;
@@ -58,6 +59,7 @@ Result<std::unique_ptr<KernelProcess>> RunnerPool::Impl::Start(const std::string
                                                                RunnerOptions runner,
                                                                bool* from_spare) {
   *from_spare = false;
+  WaitForPremaps();
   const std::string kind = RunnerKind(runner);
   std::unique_ptr<KernelProcess> process;
   std::vector<std::unique_ptr<KernelProcess>>& waiting = spares_[kind];
@@ -107,6 +109,34 @@ void RunnerPool::Impl::Keep(
     if (process->cpu_seconds() > 0.5 * cpu_limit_seconds) continue;
     kept_[key] = std::move(process);
   }
+}
+
+void RunnerPool::Impl::WaitForPremaps() {
+  for (std::future<void>& f : premaps_) f.wait();
+  premaps_.clear();
+}
+
+void RunnerPool::Impl::KeepArenas(const std::string& kind,
+                                  std::vector<std::unique_ptr<SharedArena>> arenas) {
+  WaitForPremaps();
+  arenas_ = std::move(arenas);
+  auto it = spares_.find(kind);
+  if (arenas_.empty() || it == spares_.end() || it->second.empty()) return;
+  KernelProcess* spare = it->second.front().get();
+  if (!spare->bridge()) return;  // kope-runner keeps one arena mapped: nothing to gain
+  std::vector<const SharedArena*> to_map;
+  for (const auto& a : arenas_) to_map.push_back(a.get());
+  // A spare still importing PyTorch answers when it is ready; a failure shows at its next use.
+  premaps_.push_back(std::async(std::launch::async, [spare, to_map] {
+    for (const SharedArena* a : to_map) {
+      if (!spare->PreMap(*a, 120).ok()) return;
+    }
+  }));
+}
+
+std::vector<std::unique_ptr<SharedArena>> RunnerPool::Impl::TakeArenas() {
+  WaitForPremaps();
+  return std::move(arenas_);
 }
 
 }  // namespace kope

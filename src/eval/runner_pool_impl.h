@@ -3,6 +3,7 @@
 #ifndef KOPE_SRC_EVAL_RUNNER_POOL_IMPL_H_
 #define KOPE_SRC_EVAL_RUNNER_POOL_IMPL_H_
 
+#include <future>
 #include <map>
 #include <memory>
 #include <string>
@@ -37,9 +38,12 @@ struct RunnerPool::Impl {
     return n;
   }
 
-  // The last candidate's arena (null if none), and keeping one for the next candidate.
-  std::unique_ptr<SharedArena> TakeArena() { return std::move(arena_); }
-  void KeepArena(std::unique_ptr<SharedArena> arena) { arena_ = std::move(arena); }
+  // Keeps the last candidate's arenas for the next candidate, whose runner will be started
+  // with `kind`: a waiting spare of that kind that runs the Python bridge maps them now, in
+  // the background (the bridge keeps them mapped and pinned for when they are mapped again).
+  void KeepArenas(const std::string& kind, std::vector<std::unique_ptr<SharedArena>> arenas);
+  // The arenas kept (after every background mapping of them has ended).
+  std::vector<std::unique_ptr<SharedArena>> TakeArenas();
 
   // What makes two runners interchangeable before a kernel is loaded: everything in their
   // options but the scratch folder.
@@ -58,7 +62,11 @@ struct RunnerPool::Impl {
   std::map<std::string, std::vector<std::unique_ptr<KernelProcess>>> spares_;
   std::map<std::string, size_t> wanted_;
   std::map<std::string, size_t> started_;
-  std::unique_ptr<SharedArena> arena_;
+  std::vector<std::unique_ptr<SharedArena>> arenas_;
+  // Background mappings of arenas_ into spares; waited for before a spare or an arena leaves
+  // the pool, and before the pool ends.
+  std::vector<std::future<void>> premaps_;
+  void WaitForPremaps();
 };
 
 }  // namespace kope

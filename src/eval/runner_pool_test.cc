@@ -188,24 +188,36 @@ TEST_F(RunnerPoolTest, AnAdoptedArenaIsZeroedAndServesALayoutOfItsSize) {
   // An arena of another size is not used; one of the layout's size is, zeroed.
   auto small = SharedArena::Create(4096);
   ASSERT_TRUE(small.ok());
-  (*process)->AdoptArena(std::move(small).value());
+  std::vector<std::unique_ptr<SharedArena>> adopted;
+  adopted.push_back(std::move(small).value());
+  (*process)->AdoptArenas(std::move(adopted));
   auto mapped = (*process)->Prepare(*layout, 10);
   ASSERT_TRUE(mapped.ok() && mapped->ok());
-  std::unique_ptr<SharedArena> used = (*process)->ReleaseArena();
-  ASSERT_NE(used, nullptr);
-  EXPECT_GE(used->size(), layout->total_bytes);
-  EXPECT_NE(used->size(), 4096u);
+  std::vector<std::unique_ptr<SharedArena>> used = (*process)->ReleaseArenas();
+  ASSERT_EQ(used.size(), 1u);
+  EXPECT_GE(used[0]->size(), layout->total_bytes);
+  EXPECT_NE(used[0]->size(), 4096u);
 
-  std::memset(used->data(), 0xab, used->size());
-  const uint8_t* data = used->data();
-  const size_t size = used->size();
-  (*process)->AdoptArena(std::move(used));
+  std::memset(used[0]->data(), 0xab, used[0]->size());
+  const uint8_t* data = used[0]->data();
+  const size_t size = used[0]->size();
+  (*process)->AdoptArenas(std::move(used));
   mapped = (*process)->Prepare(*layout, 10);
   ASSERT_TRUE(mapped.ok() && mapped->ok());
   EXPECT_EQ((*process)->arena(), data);
   size_t nonzero = 0;
   for (size_t i = 0; i < size; ++i) nonzero += (*process)->arena()[i] != 0;
   EXPECT_EQ(nonzero, 0u);
+
+  // Retained, the arenas a process stops using come back with the one it uses last.
+  (*process)->retain_arenas();
+  auto check = ArenaLayout::Build(*task, task->checks.front(), 1);
+  ASSERT_TRUE(check.ok());
+  mapped = (*process)->Prepare(*check, 10);
+  ASSERT_TRUE(mapped.ok() && mapped->ok());
+  std::vector<std::unique_ptr<SharedArena>> both = (*process)->ReleaseArenas();
+  ASSERT_EQ(both.size(), 2u);
+  EXPECT_EQ(both[0]->data(), data);
   process->reset();
   fs::remove_all(scratch);
 }
