@@ -164,12 +164,15 @@ int main(int argc, char** argv) {
       valid = valid && o.valid();
     }
     const double ex_copy = Median(next) - Median(next_copy);
-    std::printf("%-36s %-12s %-5s %7.1f %6.1f %7.3f %7.3f %6.3f %6.3f %6.3f %6.3f %6.3f %7.3f %7s\n",
-                row.problem.substr(0, 36).c_str(), row.candidate.substr(0, 12).c_str(),
-                valid ? "yes" : "NO", row.first.eval_seconds, Median(next_eval),
-                row.first.bridge_overhead_seconds, Median(next), Median(next_load),
-                Median(next_map), Median(next_call), Median(next_time), Median(next_copy), ex_copy,
-                Median(next) <= 0.5 ? "met" : ex_copy <= 0.5 ? "ex copy" : "missed");
+    std::printf(
+        "%-36s %-12s %-5s %7.1f %6.1f %7.3f %7.3f %6.3f %6.3f %6.3f %6.3f %6.3f %7.3f %7s\n",
+        row.problem.substr(0, 36).c_str(), row.candidate.substr(0, 12).c_str(),
+        valid ? "yes" : "NO", row.first.eval_seconds, Median(next_eval),
+        row.first.bridge_overhead_seconds, Median(next), Median(next_load), Median(next_map),
+        Median(next_call), Median(next_time), Median(next_copy), ex_copy,
+        Median(next) <= 0.5 ? "met"
+        : ex_copy <= 0.5    ? "ex copy"
+                            : "missed");
   }
   std::printf(
       "(bridge overhead: time waited on PyTorch bridge processes beyond their kernels' "
@@ -207,16 +210,16 @@ int main(int argc, char** argv) {
     std::sort(v.begin(), v.end());
     return v[static_cast<size_t>(q * static_cast<double>(v.size() - 1) + 0.5)];
   };
-  std::printf("\n%zu problems evaluated, %zu skipped, %d valid in every evaluation\n",
-              rows.size(), skipped.size(), valid_all);
+  std::printf("\n%zu problems evaluated, %zu skipped, %d valid in every evaluation\n", rows.size(),
+              skipped.size(), valid_all);
   std::printf("%-28s %9s %9s %9s %9s\n", "over the problems", "median", "p90", "max", "min");
-  for (const auto& [label, v] : {std::pair<const char*, const std::vector<double>*>{
-                                     "next: bridge overhead s", &next_all},
-                                 {"next: copies s", &copy_all},
-                                 {"next: without copies s", &ex_copy_all},
-                                 {"first: bridge overhead s", &first_all},
-                                 {"first: without torch.compile", &first_ex_compile_all},
-                                 {"next: evaluation wall s", &eval_all}}) {
+  for (const auto& [label, v] :
+       {std::pair<const char*, const std::vector<double>*>{"next: bridge overhead s", &next_all},
+        {"next: copies s", &copy_all},
+        {"next: without copies s", &ex_copy_all},
+        {"first: bridge overhead s", &first_all},
+        {"first: without torch.compile", &first_ex_compile_all},
+        {"next: evaluation wall s", &eval_all}}) {
     std::printf("%-28s %9.3f %9.3f %9.3f %9.3f\n", label, quantile(*v, 0.5), quantile(*v, 0.9),
                 quantile(*v, 1.0), quantile(*v, 0.0));
   }

@@ -35,11 +35,11 @@ typedef enum kope_dtype {
 #define KOPE_MAX_DIMS 8
 
 typedef struct kope_tensor {
-  void* data;                      /* host pointer on the CPU, device pointer on CUDA */
+  void* data; /* host pointer on the CPU, device pointer on CUDA */
   kope_dtype dtype;
-  int32_t ndim;                    /* 0 <= ndim <= KOPE_MAX_DIMS */
-  int64_t shape[KOPE_MAX_DIMS];    /* elements along each dimension */
-  int64_t strides[KOPE_MAX_DIMS];  /* elements between neighbours along each dimension */
+  int32_t ndim;                   /* 0 <= ndim <= KOPE_MAX_DIMS */
+  int64_t shape[KOPE_MAX_DIMS];   /* elements along each dimension */
+  int64_t strides[KOPE_MAX_DIMS]; /* elements between neighbours along each dimension */
 } kope_tensor;
 
 /* The entry point every kernel exports. Returns 0 on success. */

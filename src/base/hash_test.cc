@@ -48,7 +48,8 @@ TEST(BufferHashTest, LargeBuffersDependOnEveryBlockAndTheirOrder) {
   // does swapping two blocks' contents.
   const size_t block = 16u << 20;
   std::vector<uint8_t> v(3 * block + 100);
-  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<uint8_t>((i + 1) * 0x9e3779b97f4a7c15ull >> 56);
+  for (size_t i = 0; i < v.size(); ++i)
+    v[i] = static_cast<uint8_t>((i + 1) * 0x9e3779b97f4a7c15ull >> 56);
   const uint64_t before = BufferHash(v.data(), v.size());
   EXPECT_EQ(before, BufferHash(v.data(), v.size()));
   for (size_t at : {size_t{5}, block + 7, 3 * block + 99}) {

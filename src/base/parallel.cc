@@ -46,9 +46,8 @@ void ParallelMemcpy(void* dst, const void* src, size_t bytes) {
   constexpr size_t kGrain = 16u << 20;
   auto* d = static_cast<uint8_t*>(dst);
   const auto* s = static_cast<const uint8_t*>(src);
-  ParallelFor(bytes, kGrain, [&](size_t begin, size_t end) {
-    std::memcpy(d + begin, s + begin, end - begin);
-  });
+  ParallelFor(bytes, kGrain,
+              [&](size_t begin, size_t end) { std::memcpy(d + begin, s + begin, end - begin); });
 }
 
 }  // namespace kope

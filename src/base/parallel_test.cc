@@ -47,9 +47,7 @@ TEST(ParallelForTest, LargeRangesUseEveryThread) {
 
 TEST(ForEachBlockTest, BlocksAreFixedByCountAndSize) {
   std::vector<std::pair<size_t, size_t>> blocks(4);
-  ForEachBlock(1000, 300, [&](size_t b, size_t begin, size_t end) {
-    blocks[b] = {begin, end};
-  });
+  ForEachBlock(1000, 300, [&](size_t b, size_t begin, size_t end) { blocks[b] = {begin, end}; });
   EXPECT_EQ(blocks, (std::vector<std::pair<size_t, size_t>>{
                         {0, 300}, {300, 600}, {600, 900}, {900, 1000}}));
 }

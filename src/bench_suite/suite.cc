@@ -133,8 +133,9 @@ Result<SuiteReport> RunSuite(memory::GraphStore& store, Backend& backend,
   const double start = Now();
   std::vector<fs::path> dirs = FindSuiteTasks(dir);
   if (dirs.empty()) {
-    return Status::NotFound("no task in " + dir.string() +
-                            " (a folder with task.toml, sub-folders with one, or KernelBench problem files)");
+    return Status::NotFound(
+        "no task in " + dir.string() +
+        " (a folder with task.toml, sub-folders with one, or KernelBench problem files)");
   }
   SuiteReport report;
   report.dir = dir;

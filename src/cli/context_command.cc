@@ -17,11 +17,11 @@
 #include <string>
 
 #include "commands.h"
-#include "kope/torch_bridge/bridge.h"
 #include "kope/backend/cpu/cpu_backend.h"
 #include "kope/context/context_builder.h"
 #include "kope/context/token_counter.h"
 #include "kope/memory/store_location.h"
+#include "kope/torch_bridge/bridge.h"
 
 namespace kope::cli {
 namespace {

@@ -6,12 +6,12 @@
 #include <sstream>
 
 #include "commands.h"
-#include "kope/torch_bridge/bridge.h"
 #include "kope/agent/graph_nodes.h"
 #include "kope/backend/cpu/cpu_backend.h"
 #include "kope/eval/evaluator.h"
 #include "kope/memory/record.h"
 #include "kope/memory/store_location.h"
+#include "kope/torch_bridge/bridge.h"
 #ifdef KOPE_HAVE_CUDA
 #include "kope/backend/cuda/cuda_backend.h"
 #endif
@@ -159,7 +159,9 @@ void RegisterEvalCommand(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<EvalArgs>();
   CLI::App* cmd = app.add_subcommand(
       "eval", "Verify and time one candidate kernel against a task's reference and baseline");
-  cmd->add_option("task", args->task, "Task folder (holding task.toml), or a KernelBench problem file (.py)")->required();
+  cmd->add_option("task", args->task,
+                  "Task folder (holding task.toml), or a KernelBench problem file (.py)")
+      ->required();
   cmd->add_option("candidate", args->candidate, "Candidate kernel source file")->required();
   cmd->add_flag("--json", args->json, "Print the full outcome record as JSON");
   cmd->add_flag("--confirm", args->confirm,

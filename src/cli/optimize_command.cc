@@ -8,12 +8,12 @@
 #include <memory>
 
 #include "commands.h"
-#include "kope/torch_bridge/bridge.h"
 #include "kope/agent/backend_choice.h"
 #include "kope/agent/episode.h"
 #include "kope/agent/progress.h"
 #include "kope/agent/proposer_setup.h"
 #include "kope/memory/store_location.h"
+#include "kope/torch_bridge/bridge.h"
 
 namespace kope::cli {
 namespace {
@@ -153,7 +153,9 @@ void RegisterOptimizeCommand(CLI::App& app, int* exit_code) {
   CLI::App* cmd = app.add_subcommand(
       "optimize",
       "Optimize one task: propose, evaluate, record and reflect until a budget or a stop rule");
-  cmd->add_option("task", args->task, "Task folder (holding task.toml), or a KernelBench problem file (.py)")->required();
+  cmd->add_option("task", args->task,
+                  "Task folder (holding task.toml), or a KernelBench problem file (.py)")
+      ->required();
   cmd->add_option("--llm", args->provider,
                   "Propose with an LLM: --llm for the configuration's default provider, "
                   "--llm=NAME for another (put it after TASK)")

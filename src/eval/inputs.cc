@@ -128,9 +128,8 @@ void FillInput(void* data, DType dtype, size_t count, const Distribution& dist,
 void FillPoison(void* data, DType dtype, size_t count, Poison poison) {
   auto fill = [&](auto pattern) {
     auto* p = static_cast<decltype(pattern)*>(data);
-    ParallelFor(count, kParallelGrain, [&](size_t begin, size_t end) {
-      std::fill(p + begin, p + end, pattern);
-    });
+    ParallelFor(count, kParallelGrain,
+                [&](size_t begin, size_t end) { std::fill(p + begin, p + end, pattern); });
   };
   switch (dtype) {
     case KOPE_F32:

@@ -82,15 +82,6 @@ size_t ArenaLayout::InputSetBytes() const {
   return bytes;
 }
 
-Result<std::unique_ptr<KernelProcess>> KernelProcess::Start(const std::string& role,
-                                                            const std::filesystem::path& artifact,
-                                                            const RunnerOptions& options,
-                                                            double timeout_seconds) {
-  KOPE_ASSIGN_OR_RETURN(std::unique_ptr<KernelProcess> process, Spawn(role, options));
-  KOPE_RETURN_IF_ERROR(process->Load(artifact, timeout_seconds));
-  return process;
-}
-
 Result<std::unique_ptr<KernelProcess>> KernelProcess::Spawn(const std::string& role,
                                                             const RunnerOptions& options) {
   Result<std::unique_ptr<Runner>> runner = Runner::Start(options);

@@ -42,15 +42,8 @@ class KernelProcess {
  public:
   ~KernelProcess();
 
-  // Starts a runner in `scratch` and loads `artifact`. A kernel that fails to
-  // load comes back as a live object whose load_outcome() is not ok.
-  static Result<std::unique_ptr<KernelProcess>> Start(const std::string& role,
-                                                      const std::filesystem::path& artifact,
-                                                      const RunnerOptions& options,
-                                                      double timeout_seconds);
-  // Start in two steps: the runner first (a GPU runner sets its device up meanwhile),
-  // the kernel later. A Status error means kope could not do its part; a kernel that
-  // fails to load is load_outcome().
+  // A runner first (a GPU runner sets its device up meanwhile), the kernel later. A Status
+  // error means kope could not do its part; a kernel that fails to load is load_outcome().
   static Result<std::unique_ptr<KernelProcess>> Spawn(const std::string& role,
                                                       const RunnerOptions& options);
   Status Load(const std::filesystem::path& artifact, double timeout_seconds);

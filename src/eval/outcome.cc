@@ -150,9 +150,9 @@ std::string OutcomeToJson(const Outcome& o, int indent) {
   if (o.profile) {
     json metrics = json::object();
     for (const auto& [name, value] : o.profile->metrics) metrics[name] = Number(value);
-    j["profile"] = {{"tool", o.profile->tool},       {"kernel", o.profile->kernel},
+    j["profile"] = {{"tool", o.profile->tool},         {"kernel", o.profile->kernel},
                     {"launches", o.profile->launches}, {"metrics", metrics},
-                    {"limiter", o.profile->limiter}, {"note", o.profile->note}};
+                    {"limiter", o.profile->limiter},   {"note", o.profile->note}};
   }
   j["compile_seconds"] = o.compile_seconds;
   j["compile_cache_hit"] = o.compile_cache_hit;
@@ -200,7 +200,8 @@ std::string FormatOutcome(const Outcome& o) {
                        Seconds(k.median_s), Seconds(k.p20_s), Seconds(k.p80_s), k.samples);
     }
     s += fmt::format("  speedup   {:.2f}x", o.speedup);
-    if (o.compiled_time) s += fmt::format(" over eager, {:.2f}x over torch.compile", o.speedup_over_compiled);
+    if (o.compiled_time)
+      s += fmt::format(" over eager, {:.2f}x over torch.compile", o.speedup_over_compiled);
     if (o.roofline_fraction) {
       s += fmt::format("   roofline: {:.1f}% of the floor {} (baseline {:.1f}%)",
                        100 * *o.roofline_fraction, Seconds(*o.roofline_floor_s),

@@ -11,9 +11,9 @@
 #include <sstream>
 
 #include "kernel_process.h"
-#include "runner_pool_impl.h"
 #include "kope/backend/cpu/cpu_backend.h"
 #include "kope/eval/evaluator.h"
+#include "runner_pool_impl.h"
 
 namespace kope {
 namespace {

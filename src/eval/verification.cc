@@ -89,7 +89,8 @@ void EvalSession::PerturbInputs(const ArenaLayout& layout, int trial, std::mt199
   }
 }
 
-Result<EvalSession::Expected> EvalSession::ReferenceOutputs(const ArenaLayout& layout, const SizeSet& set) {
+Result<EvalSession::Expected> EvalSession::ReferenceOutputs(const ArenaLayout& layout,
+                                                            const SizeSet& set) {
   for (size_t o = 0; o < layout.outputs.size(); ++o) {
     FillPoison(reference->output(o), layout.outputs[o].dtype, layout.outputs[o].count,
                Poison::kNanA);
@@ -165,8 +166,7 @@ Result<bool> EvalSession::CheckCandidateCall(const ArenaLayout& layout, const Si
                   "the kernel wrote past the end of output '" + out.name + "' at " + set.label);
     }
     KOPE_ASSIGN_OR_RETURN(Tolerance tol, ResolveTolerance(task.tolerance, out.dtype, set));
-    Comparison c =
-        CompareOutputs(expected[o], candidate->output(o), out.dtype, out.count, tol);
+    Comparison c = CompareOutputs(expected[o], candidate->output(o), out.dtype, out.count, tol);
     if (c.ok) continue;
     m.tensor = out.name;
     m.index = c.first_index;

@@ -264,7 +264,8 @@ Result<Reply> ReadReply(std::string_view payload) {
   Reply reply;
   uint32_t status, n;
   if (!r.U32(&status) || status > static_cast<uint32_t>(ReplyStatus::kBadRequest) ||
-      !r.I32(&reply.rc) || !r.U64(&reply.flushed_bytes) || !r.U64(&reply.copy_ns) || !r.U32(&n) || n > kMaxTimedCalls) {
+      !r.I32(&reply.rc) || !r.U64(&reply.flushed_bytes) || !r.U64(&reply.copy_ns) || !r.U32(&n) ||
+      n > kMaxTimedCalls) {
     return Status::Corruption("malformed reply from kope-runner");
   }
   reply.status = static_cast<ReplyStatus>(status);

@@ -113,8 +113,8 @@ std::vector<std::string> ChildEnvironment(const SandboxLimits& limits, bool gpu)
   // large float and double (|v| >= 2: exponent bits high), never as a value so tiny that a
   // kernel adding uninitialized memory to its results would still pass the tolerance.
   const int draw = static_cast<int>(std::random_device{}() % 127);  // 0..126
-  const int perturb = draw < 63 ? 1 + draw : 0x80 + (draw - 63);      // 0x01-0x3f, 0x80-0xbe
-  const int fill = perturb ^ 0xff;                                     // 0xc0-0xfe, 0x41-0x7f
+  const int perturb = draw < 63 ? 1 + draw : 0x80 + (draw - 63);    // 0x01-0x3f, 0x80-0xbe
+  const int fill = perturb ^ 0xff;                                  // 0xc0-0xfe, 0x41-0x7f
   env.push_back("MALLOC_PERTURB_=" + std::to_string(perturb));
   env.emplace_back("MALLOC_MMAP_THRESHOLD_=33554432");
   if (sandbox_internal::kAddressSanitizer && limits.max_address_space_bytes > 0) {

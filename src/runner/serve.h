@@ -33,7 +33,6 @@ struct DeviceOptions {
 // may only be loaded from `kernels_dir`. Returns the process exit code.
 int Serve(int sock, const std::filesystem::path& kernels_dir, const DeviceOptions& device = {});
 
-
 }  // namespace kope::runner_child
 
 #endif  // KOPE_SRC_RUNNER_SERVE_H_

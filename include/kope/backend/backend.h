@@ -77,7 +77,7 @@ struct CompiledKernel {
   std::string log;                      // the compiler's output, trimmed
   std::string cache_key;                // content address of (source, flags, compiler, ABI header)
   bool cache_hit = false;
-  double seconds = 0;  // compile wall time (0 on a cache hit)
+  double seconds = 0;                      // compile wall time (0 on a cache hit)
   std::vector<KernelResources> resources;  // device functions' resources (CUDA), kept in the cache
   bool ok() const { return !artifact.empty(); }
 };

@@ -18,15 +18,15 @@ namespace kope {
 
 enum class StatusCode {
   kOk = 0,
-  kInvalidArgument,  // the caller's input is wrong (a task file, a flag)
-  kNotFound,         // a file, a node, a symbol that should exist does not
-  kIoError,          // the OS refused: open, write, mmap, spawn
-  kCorruption,       // stored data is not what kope wrote
-  kUnavailable,      // something outside is unreachable or busy; retrying may help
-  kDeadlineExceeded, // a time limit passed
-  kCancelled,        // the user or a parent stopped the work
+  kInvalidArgument,     // the caller's input is wrong (a task file, a flag)
+  kNotFound,            // a file, a node, a symbol that should exist does not
+  kIoError,             // the OS refused: open, write, mmap, spawn
+  kCorruption,          // stored data is not what kope wrote
+  kUnavailable,         // something outside is unreachable or busy; retrying may help
+  kDeadlineExceeded,    // a time limit passed
+  kCancelled,           // the user or a parent stopped the work
   kFailedPrecondition,  // the system is not in a state to do this
-  kInternal,         // a bug in kope
+  kInternal,            // a bug in kope
 };
 
 std::string_view StatusCodeName(StatusCode code);
@@ -37,7 +37,9 @@ class [[nodiscard]] Status {
   Status(StatusCode code, std::string message) : code_(code), message_(std::move(message)) {}
 
   static Status Ok() { return Status(); }
-  static Status InvalidArgument(std::string m) { return {StatusCode::kInvalidArgument, std::move(m)}; }
+  static Status InvalidArgument(std::string m) {
+    return {StatusCode::kInvalidArgument, std::move(m)};
+  }
   static Status NotFound(std::string m) { return {StatusCode::kNotFound, std::move(m)}; }
   static Status IoError(std::string m) { return {StatusCode::kIoError, std::move(m)}; }
   static Status Corruption(std::string m) { return {StatusCode::kCorruption, std::move(m)}; }
@@ -67,16 +69,25 @@ class [[nodiscard]] Status {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : value_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Result(T value) : value_(std::move(value)) {}         // NOLINT(google-explicit-constructor)
   Result(Status status) : status_(std::move(status)) {  // NOLINT(google-explicit-constructor)
     assert(!status_.ok() && "a Result built from a Status must carry an error");
   }
 
   bool ok() const { return value_.has_value(); }
   const Status& status() const { return status_; }
-  T& value() & { assert(ok()); return *value_; }
-  const T& value() const& { assert(ok()); return *value_; }
-  T&& value() && { assert(ok()); return std::move(*value_); }
+  T& value() & {
+    assert(ok());
+    return *value_;
+  }
+  const T& value() const& {
+    assert(ok());
+    return *value_;
+  }
+  T&& value() && {
+    assert(ok());
+    return std::move(*value_);
+  }
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
   T& operator*() & { return value(); }
@@ -90,9 +101,9 @@ class [[nodiscard]] Result {
 }  // namespace kope
 
 // Returns early from the enclosing function when `expr` is a non-ok Status.
-#define KOPE_RETURN_IF_ERROR(expr)              \
-  do {                                          \
-    ::kope::Status kope_status_ = (expr);       \
+#define KOPE_RETURN_IF_ERROR(expr)               \
+  do {                                           \
+    ::kope::Status kope_status_ = (expr);        \
     if (!kope_status_.ok()) return kope_status_; \
   } while (0)
 

@@ -73,8 +73,8 @@ struct Outcome {
   // Tasks with a PyTorch baseline: torch.compile of the same problem, timed in the same session
   // (the baseline is then PyTorch eager).
   std::optional<TimingSummary> compiled_time;
-  double speedup_over_compiled = 0;  // compiled median / candidate median
-  std::string compiled_note;         // why there is no compiled time, when there is none
+  double speedup_over_compiled = 0;        // compiled median / candidate median
+  std::string compiled_note;               // why there is no compiled time, when there is none
   double compiled_first_call_seconds = 0;  // torch.compile's compile (cached or not) + one call
   // Time the evaluation waited on Python bridge processes beyond their kernels' own time
   // (PyTorch import, model build, per-call overhead; torch.compile's compile counts as kernel
@@ -90,11 +90,11 @@ struct Outcome {
   HardwareInfo hardware;
   double compile_seconds = 0;
   bool compile_cache_hit = false;
-  std::vector<KernelResources> resources;  // the compiler's report per device function (CUDA)
+  std::vector<KernelResources> resources;    // the compiler's report per device function (CUDA)
   std::optional<SanitizerReport> sanitizer;  // EvalOptions::sanitize
   std::optional<KernelProfile> profile;      // EvalOptions::profile, valid outcomes only
-  double eval_seconds = 0;    // wall time of the whole evaluation
-  double kernel_seconds = 0;  // time spent inside kernels, all runners together
+  double eval_seconds = 0;                   // wall time of the whole evaluation
+  double kernel_seconds = 0;                 // time spent inside kernels, all runners together
   // With a RunnerPool (EvalOptions::pool): the task's runners that an earlier evaluation left
   // loaded, and the runners this one took ready-started from the pool's spares.
   int runners_reused = 0;

@@ -72,7 +72,7 @@ struct RunnerOptions {
   // Arguments between runner_exe and kope-runner's own (--serve ...), e.g. the script of the
   // Python bridge, which serves the same protocol.
   std::vector<std::string> exe_args;
-  SandboxOptions sandbox;            // scratch_dir must exist and be empty
+  SandboxOptions sandbox;  // scratch_dir must exist and be empty
   double start_timeout_seconds = 10;
   // Where the kernel's tensors live: "" (host memory: the arena itself) or "cuda:N"
   // (buffers on GPU N that mirror the arena; see src/runner/cuda_device.h). For a GPU the

@@ -110,8 +110,8 @@ struct Task {
   std::map<std::string, KernelSource> baselines;
   // References by language; where absent the baseline of that language is the reference.
   std::map<std::string, KernelSource> references;
-  std::optional<Expr> bytes;  // bytes a kernel must move at least, for the roofline
-  std::optional<Expr> flops;  // floating-point operations, for the roofline
+  std::optional<Expr> bytes;          // bytes a kernel must move at least, for the roofline
+  std::optional<Expr> flops;          // floating-point operations, for the roofline
   std::optional<TorchProblem> torch;  // set exactly when a baseline is "torch"
 };
 
