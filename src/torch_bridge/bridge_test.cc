@@ -23,6 +23,7 @@
 
 #include "kope/backend/cpu/cpu_backend.h"
 #include "kope/eval/evaluator.h"
+#include "kope/eval/runner_pool.h"
 
 namespace kope {
 namespace {
@@ -332,6 +333,42 @@ TEST_P(TorchBridgeCase, GetsItsVerdict) {
   }
   if (!c.compiled) {
     EXPECT_FALSE(outcome->compiled_time.has_value());
+  }
+}
+
+// Candidates of one problem through one runner pool, as an optimization episode or a suite
+// evaluates them: the problem's runner is kept, each candidate's runner is a spare started
+// ahead that has mapped the last candidate's arenas, and the verdicts stay those of fresh
+// runners (a cache keyed by address and an in-place write are still caught).
+TEST_F(TorchBridgeCase, CandidatesThroughOnePoolKeepTheirVerdicts) {
+  KOPE_REQUIRE_BRIDGE();
+  ASSERT_NE(backend(), nullptr);
+  Result<Task> task = ImportedTask("scaled_relu", "");
+  ASSERT_TRUE(task.ok()) << task.status().ToString();
+  RunnerPoolOptions pool_options;
+  pool_options.spares = true;
+  pool_options.spares_for_next_task = true;
+  EvalOptions options;
+  options.runner_exe = fs::path(KOPE_BINARY_DIR) / "kope-runner";
+  options.trials = 2;
+  options.timing.max_seconds = 0.1;
+  options.torch_compile_reference = false;
+  options.pool = std::make_shared<RunnerPool>(pool_options);
+  Evaluator evaluator(*backend(), options);
+  const fs::path dir = TestData() / "candidates";
+  const std::pair<const char*, const char*> sequence[] = {{"scaled_relu_new.py", "valid"},
+                                                          {"scaled_relu_cache.py", "incorrect"},
+                                                          {"scaled_relu_inplace.py", "incorrect"},
+                                                          {"scaled_relu_new.py", "valid"}};
+  int evaluation = 0;
+  for (const auto& [candidate, expected] : sequence) {
+    Result<Outcome> o = evaluator.Evaluate(*task, ReadAll(dir / candidate), candidate);
+    ASSERT_TRUE(o.ok()) << o.status().ToString();
+    EXPECT_EQ(VerdictName(o->verdict), expected) << candidate << "\n" << FormatOutcome(*o);
+    if (evaluation++ > 0) {
+      EXPECT_EQ(o->runners_reused, 1) << candidate;
+      EXPECT_EQ(o->runners_from_spares, 1) << candidate;
+    }
   }
 }
 
