@@ -283,16 +283,16 @@ class Server:
         most of its time copying."""
         ns, flushed = [], 0
         self.copy_ns = 0
-        views = []
-        for spec in rotation:
-            if verified or not self.inputs_resident:
-                self.upload(spec)
-            views.append(self.tensors(spec))
-        inputs_before = self.snapshot_inputs(rotation[0]) if verified else None
-        if not verified:
-            self.inputs_resident = True
-        ranges = [self.ranges(spec) for spec in rotation]
-        try:
+        try:  # a copy that fails (the GPU's memory full) is the call's error, as the kernel's
+            views = []
+            for spec in rotation:
+                if verified or not self.inputs_resident:
+                    self.upload(spec)
+                views.append(self.tensors(spec))
+            inputs_before = self.snapshot_inputs(rotation[0]) if verified else None
+            if not verified:
+                self.inputs_resident = True
+            ranges = [self.ranges(spec) for spec in rotation]
             for i in range(count):
                 k = i % len(rotation)
                 inputs, outputs = views[k]

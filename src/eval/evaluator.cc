@@ -120,6 +120,7 @@ Result<Outcome> Evaluator::Evaluate(const Task& task, std::string_view candidate
     own_pool.emplace(own);
   }
   RunnerPool::Impl& pool = options_.pool != nullptr ? options_.pool->impl() : own_pool->impl();
+  pool.BeginEvaluation();
   EvalSession s(task, options_, std::string(backend_.language()));
   Outcome& out = s.outcome;
   out.task = task.name;

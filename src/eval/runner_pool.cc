@@ -77,7 +77,11 @@ Result<std::unique_ptr<KernelProcess>> RunnerPool::Impl::Start(const std::string
   }
   const size_t started = ++started_[kind];
   size_t& wanted = wanted_[kind];
-  wanted = options.spares_for_next_task ? std::max(wanted, started) : 1;
+  // A task has at most a reference, a baseline, a torch.compile point and a candidate.
+  constexpr size_t kMostPerEvaluation = 4;
+  wanted = options.spares_for_next_task
+               ? std::clamp(std::max(wanted, started), size_t{1}, kMostPerEvaluation)
+               : 1;
   // The next ones start now, while this evaluation runs. A failure to start shows when a
   // runner of this kind is needed next; it is not this evaluation's.
   while (options.spares && waiting.size() < wanted) {
@@ -101,7 +105,6 @@ std::unique_ptr<KernelProcess> RunnerPool::Impl::TakeKept(const std::string& key
 void RunnerPool::Impl::Keep(
     std::vector<std::pair<std::string, std::unique_ptr<KernelProcess>>> runners,
     double cpu_limit_seconds) {
-  started_.clear();
   kept_.clear();
   for (auto& [key, process] : runners) {
     if (process == nullptr || !process->alive()) continue;

@@ -26,6 +26,8 @@ struct RunnerPool::Impl {
                                                bool* from_spare);
   // The task runner kept under `key` (role, artifact and RunnerKind), or null.
   std::unique_ptr<KernelProcess> TakeKept(const std::string& key);
+  // Called when an evaluation begins: it counts the runners it starts from here on.
+  void BeginEvaluation() { started_.clear(); }
   // Keeps these task runners (those alive, and under half of `cpu_limit_seconds` of CPU time)
   // for the next evaluation, and ends every other runner still kept.
   void Keep(std::vector<std::pair<std::string, std::unique_ptr<KernelProcess>>> runners,

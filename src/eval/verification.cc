@@ -100,6 +100,15 @@ Result<EvalSession::Expected> EvalSession::ReferenceOutputs(const ArenaLayout& l
     return Status::FailedPrecondition("the task's reference failed at " + set.label + ": " +
                                       call.detail + " (rc " + std::to_string(call.rc) + ")");
   }
+  // A reference that writes its inputs in place (PyTorch code may) gets them back from the
+  // candidate's copy, which every candidate call is checked to leave as written: the next
+  // perturbation and reference call then start from what the candidate sees.
+  for (size_t i = 0; i < layout.inputs.size(); ++i) {
+    uint8_t* ref_in = reference->input(0, i);
+    if (BufferHash(ref_in, layout.inputs[i].bytes) != input_hashes[i]) {
+      ParallelMemcpy(ref_in, candidate->input(0, i), layout.inputs[i].bytes);
+    }
+  }
   Expected expected;
   for (size_t o = 0; o < layout.outputs.size(); ++o) expected.push_back(reference->output(o));
   return expected;
