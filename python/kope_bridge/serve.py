@@ -6,7 +6,6 @@ applies the resource limits itself. It installs no seccomp filter (torch.compile
 compiler, which needs exec): the hello message says so, and kope reports it with the outcome.
 """
 import argparse
-import collections
 import json
 import mmap
 import os
@@ -66,10 +65,11 @@ class Server:
         if args.device:
             self.device = "cuda:0"  # CUDA_VISIBLE_DEVICES selects the GPU
         self.kernel = None
-        # Arenas mapped, by (device, inode, bytes); the current one's fields are copied below. An arena mapped again keeps its mapping, mirror and
-        # pinning: the evaluator maps a candidate's bench arena, its smaller check arenas, then
-        # the bench arena again, and hands a spare the next candidate's arena ahead of time.
-        self.arenas = collections.OrderedDict()
+        # Arenas mapped, by (device, inode, bytes); the current one's fields are copied below.
+        # An arena mapped again keeps its mapping, mirror and pinning: the evaluator maps a
+        # candidate's bench arena, its smaller check arenas, then the bench arena again, and
+        # hands a spare the next candidate's arena ahead of time.
+        self.arenas = {}
         self.arena = None  # mmap
         self.arena_bytes = 0
         self.host = None  # torch uint8 tensor over the arena
@@ -131,8 +131,9 @@ class Server:
                 spec = json.load(f)
             if spec.get("mode") != "modelnew":
                 # Arenas mapped ahead were a candidate's: a task's kernel maps its own.
-                while self.arenas:
-                    self.release_arena(self.arenas.popitem(last=False)[1])
+                for arena in self.arenas.values():
+                    self.release_arena(arena)
+                self.arenas.clear()
                 self.arena = self.host = self.mirror = None
             self.kernel = TorchKernel(spec, self.device)
         except Exception as e:  # the problem or candidate failed to load: the kernel's fault
@@ -148,10 +149,9 @@ class Server:
             raise p.ProtocolError("the arena descriptor is smaller than announced")
         self.inputs_resident = False
         key = (st.st_dev, st.st_ino, nbytes)
-        arena = self.arenas.pop(key, None)
+        arena = self.arenas.get(key)
         if arena is None:
-            arena = self.new_arena(fd, nbytes)
-        self.arenas[key] = arena
+            arena = self.arenas[key] = self.new_arena(fd, nbytes)
         while len(self.arenas) > MAX_MAPPED_ARENAS:
             # The smallest other one goes: small arenas are the cheap ones to map again.
             smallest = min((k for k in self.arenas if k != key), key=lambda k: k[2])

@@ -319,9 +319,10 @@ Result<Outcome> Evaluator::Evaluate(const Task& task, std::string_view candidate
     }
     KOPE_RETURN_IF_ERROR(add_task_runner("compiled", *compiled, nullptr, &s.compiled, o));
   }
+  const RunnerOptions candidate_runner = runner_options(torch_candidate);
   KOPE_ASSIGN_OR_RETURN(std::unique_ptr<KernelProcess> candidate_process,
-                        start("candidate", runner_options(torch_candidate)));
-  candidate_kind = RunnerPool::Impl::RunnerKind(runner_options(torch_candidate));
+                        start("candidate", candidate_runner));
+  candidate_kind = RunnerPool::Impl::RunnerKind(candidate_runner);
   // The last candidate's arenas (its process has ended), for this one's sizes that match them.
   candidate_process->AdoptArenas(pool.TakeArenas());
   candidate_process->retain_arenas();

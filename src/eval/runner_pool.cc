@@ -115,8 +115,7 @@ void RunnerPool::Impl::Keep(
 }
 
 void RunnerPool::Impl::WaitForPremaps() {
-  for (std::future<void>& f : premaps_) f.wait();
-  premaps_.clear();
+  if (premap_.valid()) premap_.get();
 }
 
 void RunnerPool::Impl::KeepArenas(const std::string& kind,
@@ -130,11 +129,11 @@ void RunnerPool::Impl::KeepArenas(const std::string& kind,
   std::vector<const SharedArena*> to_map;
   for (const auto& a : arenas_) to_map.push_back(a.get());
   // A spare still importing PyTorch answers when it is ready; a failure shows at its next use.
-  premaps_.push_back(std::async(std::launch::async, [spare, to_map] {
+  premap_ = std::async(std::launch::async, [spare, to_map] {
     for (const SharedArena* a : to_map) {
       if (!spare->PreMap(*a, 120).ok()) return;
     }
-  }));
+  });
 }
 
 std::vector<std::unique_ptr<SharedArena>> RunnerPool::Impl::TakeArenas() {

@@ -59,15 +59,15 @@ struct RunnerPool::Impl {
   std::filesystem::path root_;  // made on first use, removed with the pool
   int next_folder_ = 0;
   std::map<std::string, std::unique_ptr<KernelProcess>> kept_;
-  // By RunnerKind: the spares waiting, how many one evaluation wants, how many this
-  // evaluation started (until Keep ends it).
+  // By RunnerKind: the spares waiting, how many one evaluation wants, how many the current
+  // evaluation started (since BeginEvaluation).
   std::map<std::string, std::vector<std::unique_ptr<KernelProcess>>> spares_;
   std::map<std::string, size_t> wanted_;
   std::map<std::string, size_t> started_;
   std::vector<std::unique_ptr<SharedArena>> arenas_;
-  // Background mappings of arenas_ into spares; waited for before a spare or an arena leaves
-  // the pool, and before the pool ends.
-  std::vector<std::future<void>> premaps_;
+  // The background mapping of arenas_ into a spare (at most one at a time); waited for before
+  // a spare or an arena leaves the pool, and before the pool ends.
+  std::future<void> premap_;
   void WaitForPremaps();
 };
 
