@@ -135,29 +135,33 @@ int main(int argc, char** argv) {
         break;
       }
       std::printf(
-          "%s %s #%d: %s, %.1f s, bridge %.3f s (load %.3f map %.3f call %.3f time %.3f copy "
-          "%.3f), reused %d, spares %d, compile %.3f s, torch.compile first call %.1f s\n",
+          "%s %s #%d: %s, %.1f s, bridge %.3f s (load %.3f map %.3f call %.3f check %.3f time "
+          "%.3f copy %.3f), reused %d, spares %d, compile %.3f s, torch.compile first call "
+          "%.1f s\n",
           row.problem.c_str(), row.candidate.c_str(), r + 1, VerdictName(o->verdict).data(),
           o->eval_seconds, o->bridge_overhead_seconds, Request(*o, "load"), Request(*o, "map"),
-          Request(*o, "call"), Request(*o, "time"), Request(*o, "copy"), o->runners_reused,
-          o->runners_from_spares, o->compile_seconds, o->compiled_first_call_seconds);
+          Request(*o, "call"), Request(*o, "check"), Request(*o, "time"), Request(*o, "copy"),
+          o->runners_reused, o->runners_from_spares, o->compile_seconds,
+          o->compiled_first_call_seconds);
       std::fflush(stdout);
       (r == 0 ? row.first : row.next.emplace_back()) = *o;
     }
     if (!failed) rows.push_back(std::move(row));
   }
 
-  std::printf("\n%-36s %-12s %-5s %7s %6s %7s %7s %6s %6s %6s %6s %6s %7s %7s\n", "problem",
+  std::printf("\n%-36s %-12s %-5s %7s %6s %7s %7s %6s %6s %6s %6s %6s %6s %7s %7s\n", "problem",
               "candidate", "valid", "first s", "eval s", "first", "next", "load", "map", "call",
-              "time", "copy", "ex copy", "target");
+              "check", "time", "copy", "ex copy", "target");
   for (const Row& row : rows) {
-    std::vector<double> next, next_load, next_map, next_call, next_time, next_copy, next_eval;
+    std::vector<double> next, next_load, next_map, next_call, next_check, next_time, next_copy,
+        next_eval;
     bool valid = row.first.valid();
     for (const Outcome& o : row.next) {
       next.push_back(o.bridge_overhead_seconds);
       next_load.push_back(Request(o, "load"));
       next_map.push_back(Request(o, "map"));
       next_call.push_back(Request(o, "call"));
+      next_check.push_back(Request(o, "check"));
       next_time.push_back(Request(o, "time"));
       next_copy.push_back(Request(o, "copy"));
       next_eval.push_back(o.eval_seconds);
@@ -165,18 +169,20 @@ int main(int argc, char** argv) {
     }
     const double ex_copy = Median(next) - Median(next_copy);
     std::printf(
-        "%-36s %-12s %-5s %7.1f %6.1f %7.3f %7.3f %6.3f %6.3f %6.3f %6.3f %6.3f %7.3f %7s\n",
+        "%-36s %-12s %-5s %7.1f %6.1f %7.3f %7.3f %6.3f %6.3f %6.3f %6.3f %6.3f %6.3f %7.3f "
+        "%7s\n",
         row.problem.substr(0, 36).c_str(), row.candidate.substr(0, 12).c_str(),
         valid ? "yes" : "NO", row.first.eval_seconds, Median(next_eval),
         row.first.bridge_overhead_seconds, Median(next), Median(next_load), Median(next_map),
-        Median(next_call), Median(next_time), Median(next_copy), ex_copy,
+        Median(next_call), Median(next_check), Median(next_time), Median(next_copy), ex_copy,
         Median(next) <= 0.5 ? "met"
         : ex_copy <= 0.5    ? "ex copy"
                             : "missed");
   }
   std::printf(
       "(bridge overhead: time waited on PyTorch bridge processes beyond their kernels' "
-      "own time, with the tensor copies between arena and GPU in 'copy'; first s / first = the "
+      "own time, with the tensor copies between arena and GPU in 'copy' and the reference "
+      "runner's checks of a ModelNew in 'check'; first s / first = the "
       "problem's first evaluation, wall and bridge overhead; eval s, next and its parts = "
       "medians of the following %d; target: met = next <= 0.5 s, 'ex copy' = only without "
       "the copies)\n",

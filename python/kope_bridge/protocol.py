@@ -8,6 +8,8 @@ import struct
 from dataclasses import dataclass, field
 
 HELLO, LOAD, MAP, CALL, TIME, QUIT, REPLY = 1, 2, 3, 4, 5, 6, 100
+# The checking requests (python/kope_bridge/checker.py).
+SHARE, MAP_SHARED, REF_CALL, POISON, CHECK, DRAW = 7, 8, 9, 10, 11, 12
 OK, KERNEL_ERROR, LOAD_ERROR, BAD_REQUEST = 0, 1, 2, 3
 
 MAX_PAYLOAD = 256 << 20
@@ -86,6 +88,14 @@ class Reader:
         self.pos += n
         return s
 
+    def take_bytes(self, max_bytes):
+        n = self.take("=I")
+        if n > max_bytes or self.pos + n > len(self.data):
+            raise ProtocolError("field too long")
+        b = bytes(self.data[self.pos:self.pos + n])
+        self.pos += n
+        return b
+
     def at_end(self):
         return self.pos == len(self.data)
 
@@ -129,8 +139,13 @@ class Channel:
     def __init__(self, fd):
         self.sock = socket.socket(fileno=fd)
 
-    def send(self, mtype, payload=b""):
-        self.sock.sendall(struct.pack("=II", mtype, len(payload)) + payload)
+    def send(self, mtype, payload=b"", fd=-1):
+        frame = struct.pack("=II", mtype, len(payload)) + payload
+        if fd >= 0:  # the descriptor travels with the frame's first bytes
+            sent = socket.send_fds(self.sock, [frame], [fd])
+            frame = frame[sent:]
+        if frame:
+            self.sock.sendall(frame)
 
     def _exactly(self, n, fds):
         chunks, got = [], 0

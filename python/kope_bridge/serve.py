@@ -4,6 +4,9 @@ with the arguments kope-runner takes (src/runner/runner_main.cc).
 Confinement: the parent starts the bridge inside bubblewrap exactly like kope-runner; the bridge
 applies the resource limits itself. It installs no seccomp filter (torch.compile runs the C++
 compiler, which needs exec): the hello message says so, and kope reports it with the outcome.
+
+A task's reference runner also serves the checking requests (checker.py): it shares memory with
+a ModelNew candidate's runner, which maps it with MAP_SHARED and works there without copies.
 """
 import argparse
 import json
@@ -16,6 +19,7 @@ import traceback
 import types
 
 from . import protocol as p
+from . import shared_device
 
 # Arenas kept mapped at once (the smallest goes first).
 MAX_MAPPED_ARENAS = 3
@@ -75,6 +79,11 @@ class Server:
         self.host = None  # torch uint8 tensor over the arena
         self.mirror = None  # device copy of the arena (GPU runner)
         self.host_address = 0
+        # The current arena is device memory the reference runner shares (MAP_SHARED on a GPU):
+        # the kernel's tensors live there, nothing is copied, and the reference checks them.
+        self.device_shared = False
+        self.shared = None  # that arena, while mapped
+        self.checker = None  # serves the checking requests when this runner is a reference
         # The mirror holds the inputs as the parent last wrote them: set by a TIME's upload,
         # cleared by MAP (the parent writes new inputs before it maps again) and by CALL (the
         # call's inputs are its own). kope-runner's GPU path does the same.
@@ -86,6 +95,8 @@ class Server:
         self.torch = torch
         torch.set_grad_enabled(False)
         self.cap_device_memory(0)
+        from .checker import Checker
+        self.checker = Checker(self)
         if self.device != "cpu":
             # A spare runner gets its CUDA context and torch.compile's front end now, while it
             # waits, instead of in its first request.
@@ -96,25 +107,36 @@ class Server:
                 mtype, payload, fds = self.channel.receive()
             except (EOFError, ConnectionError):
                 return 0
-            map_fd = fds[0] if fds and mtype == p.MAP else -1
+            map_fd = fds[0] if fds and mtype in (p.MAP, p.MAP_SHARED) else -1
             for fd in fds:
                 if fd != map_fd:
                     os.close(fd)
             if mtype == p.QUIT:
                 return 0
             reader = p.Reader(payload)
+            reply_fd = -1
             try:
                 handler = {p.LOAD: self.load, p.MAP: self.map, p.CALL: self.call,
-                           p.TIME: self.time}.get(mtype)
+                           p.TIME: self.time, p.MAP_SHARED: self.map_shared,
+                           p.SHARE: self.checker.share, p.REF_CALL: self.checker.reference_call,
+                           p.POISON: self.checker.poison, p.CHECK: self.checker.check,
+                           p.DRAW: self.checker.draw}.get(mtype)
                 if handler is None:
                     raise p.ProtocolError("unexpected message type")
-                reply = handler(reader, map_fd) if mtype == p.MAP else handler(reader)
+                if mtype in (p.MAP, p.MAP_SHARED):
+                    reply = handler(reader, map_fd)
+                elif mtype == p.SHARE:
+                    reply, reply_fd = handler(reader)
+                else:
+                    reply = handler(reader)
             except p.ProtocolError as e:
                 reply = p.reply_payload(p.BAD_REQUEST, message=str(e))
+            except Exception as e:  # noqa: BLE001 (a check that failed: the GPU's memory full)
+                reply = p.reply_payload(p.KERNEL_ERROR, rc=1, message=describe_error(e))
             finally:
                 if map_fd >= 0:
                     os.close(map_fd)
-            self.channel.send(p.REPLY, reply)
+            self.channel.send(p.REPLY, reply, reply_fd)
 
     # -- requests -----------------------------------------------------------------------------
     def load(self, r):
@@ -134,6 +156,7 @@ class Server:
                 for arena in self.arenas.values():
                     self.release_arena(arena)
                 self.arenas.clear()
+                self.release_shared()
                 self.arena = self.host = self.mirror = None
             self.kernel = TorchKernel(spec, self.device)
         except Exception as e:  # the problem or candidate failed to load: the kernel's fault
@@ -148,6 +171,7 @@ class Server:
         if st.st_size < nbytes:
             raise p.ProtocolError("the arena descriptor is smaller than announced")
         self.inputs_resident = False
+        self.device_shared = False
         key = (st.st_dev, st.st_ino, nbytes)
         arena = self.arenas.get(key)
         if arena is None:
@@ -161,6 +185,35 @@ class Server:
         # Room for the mirrors and for this arena's input snapshots, besides the kernel's own.
         self.cap_device_memory(sum(a.nbytes for a in self.arenas.values()) + nbytes)
         return p.reply_payload()
+
+    def map_shared(self, r, fd):
+        """The arena the reference runner shares: on a GPU its device memory, imported as this
+        runner's tensors (the previous shared arena is unmapped); on the host a memfd, mapped
+        as MAP maps the parent's arenas."""
+        if self.device == "cpu":
+            return self.map(r, fd)
+        nbytes = r.take("=Q")
+        if not r.at_end() or fd < 0 or nbytes == 0:
+            raise p.ProtocolError("malformed MAP_SHARED")
+        self.release_shared()
+        allocation = shared_device.import_fd(fd, nbytes)
+        self.shared = types.SimpleNamespace(
+            allocation=allocation, tensor=shared_device.tensor(self.torch, allocation, self.device))
+        self.arena, self.host, self.mirror = None, None, self.shared.tensor
+        self.arena_bytes, self.host_address = nbytes, 0
+        self.device_shared = True
+        self.inputs_resident = False
+        return p.reply_payload()
+
+    def release_shared(self):
+        if self.shared is not None:
+            if self.mirror is self.shared.tensor:
+                self.mirror = None
+                self.arena_bytes = 0
+            self.shared.tensor = None
+            self.torch.cuda.synchronize()
+            self.shared.allocation.close()
+            self.shared = None
 
     def new_arena(self, fd, nbytes):
         torch = self.torch
@@ -199,7 +252,7 @@ class Server:
     def ready(self):
         if self.kernel is None:
             raise p.ProtocolError("no kernel loaded")
-        if self.host is None:
+        if self.arena_bytes == 0:
             raise p.ProtocolError("no arena mapped")
 
     def view(self, base, slot):
@@ -222,7 +275,7 @@ class Server:
         """Copies the call's inputs to the GPU. Outputs are not uploaded: every kernel's results
         are copied whole into them (TorchKernel.store), so the poison the parent wrote there
         could never show through."""
-        if self.mirror is not None:
+        if self.mirror is not None and not self.device_shared:
             start = time.perf_counter_ns()
             for s in spec.inputs:
                 offset, nbytes = s.byte_range(self.arena_bytes)
@@ -233,8 +286,8 @@ class Server:
 
     def snapshot_inputs(self, spec):
         """Device copies of a verified call's inputs, to tell whether the call wrote them."""
-        if self.mirror is None:
-            return None  # the kernel works on the arena itself: the parent sees any write
+        if self.mirror is None or self.device_shared:
+            return None  # the kernel works on memory the checker reads: it sees any write
         start = time.perf_counter_ns()
         copies = []
         for s in spec.inputs:
@@ -248,6 +301,8 @@ class Server:
         compares the inputs with what it wrote: kope-runner copies them back too)."""
         if self.mirror is not None:
             self.torch.cuda.synchronize()
+            if self.device_shared:
+                return
             start = time.perf_counter_ns()
             ranges = [s.byte_range(self.arena_bytes) for s in spec.outputs]
             for (offset, nbytes), before in zip([s.byte_range(self.arena_bytes)

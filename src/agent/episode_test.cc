@@ -224,12 +224,18 @@ TEST(EpisodeTest, ANewBestIsReTimedWithTheConfirmingPolicy) {
   auto report = RunEpisode(*store, *backend, task, *proposer, options);
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   ASSERT_FALSE(report->attempts.empty());
-  // The seed was the first valid kernel, so it was re-timed: a second outcome of the same attempt.
+  // The seed was the first valid kernel, so it was re-timed: a second outcome of the same attempt
+  // (and a third when a busy machine made the parent's clock disagree with the confirming
+  // timing, which is then repeated once).
   auto outcomes = store->Outcomes(report->attempts[0].id);
   ASSERT_TRUE(outcomes.ok());
-  ASSERT_EQ(outcomes->size(), 2u);
+  ASSERT_TRUE(outcomes->size() == 2u || outcomes->size() == 3u) << outcomes->size();
   EXPECT_EQ(TimingPolicyOf((*outcomes)[0]), "screen");
   EXPECT_EQ(TimingPolicyOf((*outcomes)[1]), "confirm");
+  if (outcomes->size() == 3u) {
+    EXPECT_NE((*outcomes)[1].evidence_json.find(kFlagWallClockMismatch), std::string::npos);
+    EXPECT_EQ(TimingPolicyOf((*outcomes)[2]), "confirm");
+  }
   EXPECT_TRUE(report->attempts[0].confirmed);
   EXPECT_GT(report->session_evaluations, static_cast<int>(report->attempts.size()));
   // The best, if any (a busy machine can make the careful timing flag a kernel), is confirmed.

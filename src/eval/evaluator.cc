@@ -371,6 +371,7 @@ Result<Outcome> Evaluator::Evaluate(const Task& task, std::string_view candidate
     return finish();
   }
   s.candidate = std::move(candidate_process);
+  s.check_in_reference = s.reference->bridge() && s.candidate->bridge();
   KOPE_RETURN_IF_ERROR(
       s.candidate->Load(cand.artifact, torch_candidate ? load_timeout(nullptr) : timeout));
   out.protection = s.candidate->protection().Describe();

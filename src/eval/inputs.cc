@@ -125,53 +125,77 @@ void FillInput(void* data, DType dtype, size_t count, const Distribution& dist,
   });
 }
 
+std::string PoisonElement(DType dtype, Poison poison) {
+  auto bytes = [](auto v) { return std::string(reinterpret_cast<const char*>(&v), sizeof(v)); };
+  switch (dtype) {
+    case KOPE_F32:
+      return bytes(poison == Poison::kNanA   ? uint32_t{0x7fc0dead}
+                   : poison == Poison::kNanB ? uint32_t{0xffa5a5a5}
+                                             : uint32_t{0x7b4b3c2d});  // about 1.06e36
+    case KOPE_F64:
+      return bytes(poison == Poison::kNanA   ? uint64_t{0x7ff8deaddeaddeadull}
+                   : poison == Poison::kNanB ? uint64_t{0xfff4a5a5a5a5a5a5ull}
+                                             : uint64_t{0x7e4b3c2d1e0f0102ull});
+    case KOPE_F16:
+      return bytes(poison == Poison::kNanA   ? uint16_t{0x7e5a}
+                   : poison == Poison::kNanB ? uint16_t{0xfd55}
+                                             : uint16_t{0x7b21});
+    case KOPE_BF16:
+      return bytes(poison == Poison::kNanA   ? uint16_t{0x7fc5}
+                   : poison == Poison::kNanB ? uint16_t{0xffa3}
+                                             : uint16_t{0x7b4b});
+    case KOPE_I32:
+      return bytes(poison == Poison::kNanA   ? int32_t{-559038737}
+                   : poison == Poison::kNanB ? int32_t{0x5a5a5a5a}
+                                             : int32_t{-1234567});
+    case KOPE_I64:
+      return bytes(poison == Poison::kNanA   ? int64_t{-2401053088876216593ll}
+                   : poison == Poison::kNanB ? int64_t{0x5a5a5a5a5a5a5a5all}
+                                             : int64_t{-123456789012345ll});
+  }
+  return {};
+}
+
 void FillPoison(void* data, DType dtype, size_t count, Poison poison) {
-  auto fill = [&](auto pattern) {
-    auto* p = static_cast<decltype(pattern)*>(data);
+  const std::string element = PoisonElement(dtype, poison);
+  auto fill = [&](auto zero) {
+    using T = decltype(zero);
+    T pattern;
+    std::memcpy(&pattern, element.data(), sizeof(T));
+    auto* p = static_cast<T*>(data);
     ParallelFor(count, kParallelGrain,
                 [&](size_t begin, size_t end) { std::fill(p + begin, p + end, pattern); });
   };
-  switch (dtype) {
-    case KOPE_F32:
-      fill(poison == Poison::kNanA   ? uint32_t{0x7fc0dead}
-           : poison == Poison::kNanB ? uint32_t{0xffa5a5a5}
-                                     : uint32_t{0x7b4b3c2d});  // about 1.06e36
+  switch (element.size()) {
+    case 2:
+      fill(uint16_t{});
       break;
-    case KOPE_F64:
-      fill(poison == Poison::kNanA   ? uint64_t{0x7ff8deaddeaddeadull}
-           : poison == Poison::kNanB ? uint64_t{0xfff4a5a5a5a5a5a5ull}
-                                     : uint64_t{0x7e4b3c2d1e0f0102ull});
+    case 4:
+      fill(uint32_t{});
       break;
-    case KOPE_F16:
-      fill(poison == Poison::kNanA   ? uint16_t{0x7e5a}
-           : poison == Poison::kNanB ? uint16_t{0xfd55}
-                                     : uint16_t{0x7b21});
-      break;
-    case KOPE_BF16:
-      fill(poison == Poison::kNanA   ? uint16_t{0x7fc5}
-           : poison == Poison::kNanB ? uint16_t{0xffa3}
-                                     : uint16_t{0x7b4b});
-      break;
-    case KOPE_I32:
-      fill(poison == Poison::kNanA   ? int32_t{-559038737}
-           : poison == Poison::kNanB ? int32_t{0x5a5a5a5a}
-                                     : int32_t{-1234567});
-      break;
-    case KOPE_I64:
-      fill(poison == Poison::kNanA   ? int64_t{-2401053088876216593ll}
-           : poison == Poison::kNanB ? int64_t{0x5a5a5a5a5a5a5a5all}
-                                     : int64_t{-123456789012345ll});
+    case 8:
+      fill(uint64_t{});
       break;
   }
 }
 
+namespace {
+uint8_t GuardByte(size_t i) { return static_cast<uint8_t>(0xa7 ^ (i * 31)); }
+}  // namespace
+
 void FillGuard(uint8_t* data, size_t bytes) {
-  for (size_t i = 0; i < bytes; ++i) data[i] = static_cast<uint8_t>(0xa7 ^ (i * 31));
+  for (size_t i = 0; i < bytes; ++i) data[i] = GuardByte(i);
+}
+
+std::string GuardBytes(size_t bytes) {
+  std::string guard(bytes, '\0');
+  FillGuard(reinterpret_cast<uint8_t*>(guard.data()), bytes);
+  return guard;
 }
 
 int64_t FirstGuardDamage(const uint8_t* data, size_t bytes) {
   for (size_t i = 0; i < bytes; ++i) {
-    if (data[i] != static_cast<uint8_t>(0xa7 ^ (i * 31))) return static_cast<int64_t>(i);
+    if (data[i] != GuardByte(i)) return static_cast<int64_t>(i);
   }
   return -1;
 }

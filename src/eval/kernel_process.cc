@@ -130,6 +130,7 @@ double KernelProcess::cpu_seconds() const {
 
 Result<CallOutcome> KernelProcess::Prepare(ArenaLayout layout, double timeout_seconds) {
   layout_ = std::move(layout);
+  shared_ = false;
   // A kept arena is mapped again all the same (the runner then treats it as new: a GPU runner
   // uploads the inputs again); what is saved is the kernel populating fresh pages.
   const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
@@ -156,6 +157,53 @@ Result<CallOutcome> KernelProcess::Prepare(ArenaLayout layout, double timeout_se
   request_seconds_ += mapped.parent_seconds;
   overhead_seconds_["map"] += mapped.parent_seconds;
   return mapped;
+}
+
+Result<CallOutcome> KernelProcess::ShareArena(int* fd, double timeout_seconds) {
+  KOPE_ASSIGN_OR_RETURN(CallOutcome out,
+                        runner_->ShareArena(layout_.total_bytes, fd, timeout_seconds));
+  Account(out, "map");
+  return out;
+}
+
+Result<CallOutcome> KernelProcess::PrepareShared(ArenaLayout layout, int fd,
+                                                 double timeout_seconds) {
+  layout_ = std::move(layout);
+  shared_ = true;
+  KOPE_ASSIGN_OR_RETURN(CallOutcome out,
+                        runner_->MapSharedArena(fd, layout_.total_bytes, timeout_seconds));
+  Account(out, "map");
+  return out;
+}
+
+Result<CallOutcome> KernelProcess::Draw(uint64_t seed, bool perturb,
+                                        const std::vector<Runner::DrawSpec>& distributions,
+                                        double timeout_seconds) {
+  KOPE_ASSIGN_OR_RETURN(CallOutcome out, runner_->Draw(layout_.calls[0], seed, perturb,
+                                                       distributions, timeout_seconds));
+  Account(out, "check");
+  return out;
+}
+
+Result<CallOutcome> KernelProcess::ReferenceCall(double timeout_seconds) {
+  KOPE_ASSIGN_OR_RETURN(CallOutcome out, runner_->ReferenceCall(layout_.calls[0], timeout_seconds));
+  Account(out, "call");
+  return out;
+}
+
+Result<CallOutcome> KernelProcess::Poison(const std::vector<Runner::PoisonSpan>& spans,
+                                          const std::string& guard, double timeout_seconds) {
+  KOPE_ASSIGN_OR_RETURN(CallOutcome out, runner_->Poison(spans, guard, timeout_seconds));
+  Account(out, "check");
+  return out;
+}
+
+Result<CallOutcome> KernelProcess::Check(const std::vector<std::pair<double, double>>& tolerances,
+                                         double timeout_seconds) {
+  KOPE_ASSIGN_OR_RETURN(CallOutcome out,
+                        runner_->Check(layout_.calls[0], tolerances, timeout_seconds));
+  Account(out, "check");
+  return out;
 }
 
 void KernelProcess::AdoptArenas(std::vector<std::unique_ptr<SharedArena>> arenas) {

@@ -70,8 +70,25 @@ class KernelProcess {
   Result<CallOutcome> PreMap(const SharedArena& arena, double timeout_seconds) {
     return runner_->MapArena(arena, timeout_seconds);
   }
+  // Checking in the reference runner (a PyTorch task's reference checks a PyTorch candidate;
+  // see Runner::ShareArena). The reference's side: memory laid out as its current layout, for
+  // the candidate (*fd receives its descriptor; the caller closes it).
+  Result<CallOutcome> ShareArena(int* fd, double timeout_seconds);
+  // The candidate's side: `layout` in the memory the reference shared. Until the next Prepare
+  // the process has no arena of the parent's (arena() is null).
+  Result<CallOutcome> PrepareShared(ArenaLayout layout, int fd, double timeout_seconds);
+  // The reference's side: draws the inputs (Runner::Draw), calls the kernel on them.
+  Result<CallOutcome> Draw(uint64_t seed, bool perturb,
+                           const std::vector<Runner::DrawSpec>& distributions,
+                           double timeout_seconds);
+  Result<CallOutcome> ReferenceCall(double timeout_seconds);
+  Result<CallOutcome> Poison(const std::vector<Runner::PoisonSpan>& spans, const std::string& guard,
+                             double timeout_seconds);
+  Result<CallOutcome> Check(const std::vector<std::pair<double, double>>& tolerances,
+                            double timeout_seconds);
+
   const ArenaLayout& layout() const { return layout_; }
-  uint8_t* arena() const { return arena_->data(); }
+  uint8_t* arena() const { return shared_ ? nullptr : arena_->data(); }
   uint8_t* input(int rotation, size_t i) const {
     return arena() + layout_.input_offsets[rotation][i];
   }
@@ -116,6 +133,7 @@ class KernelProcess {
   std::map<std::string, double> overhead_seconds_;
   bool bridge_ = false;
   bool keep_arena_ = false;
+  bool shared_ = false;  // the current layout lives in memory another runner shares
   std::filesystem::path owned_folder_;
 };
 

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "kernel_process.h"
+#include "kope/eval/compare.h"
 #include "kope/eval/evaluator.h"
 #include "kope/eval/inputs.h"
 
@@ -32,6 +33,17 @@ struct EvalSession {
   // A PyTorch task's torch.compile reference point, timed beside the baseline; may be null.
   std::unique_ptr<KernelProcess> compiled;
   std::vector<uint64_t> input_hashes;  // of the current trial's inputs
+  // Verification checked in the reference runner (python/kope_bridge/checker.py), when the
+  // reference and the candidate are both PyTorch bridge processes: the candidate's tensors live
+  // in memory the reference shares (on the GPU for a CUDA task), the reference compares them
+  // with its own and answers a summary; it draws the inputs too, from the parent's secret seed.
+  // Otherwise both arenas are the parent's, which draws and compares itself.
+  bool check_in_reference = false;
+  struct OutputSummary {
+    bool constant = false;
+    uint64_t hash = 0;
+  };
+  std::vector<OutputSummary> reference_summary;  // of the reference's last outputs
 
   EvalSession(const Task& t, const EvalOptions& o, std::string lang)
       : task(t), options(o), language(std::move(lang)) {}
@@ -44,9 +56,11 @@ struct EvalSession {
   bool CandidateCallOk(const CallOutcome& call, const std::string& what);
 
   // Verification steps (verification.cc).
-  void WriteInputs(const ArenaLayout& layout, int trial, std::mt19937_64& rng);
-  void PerturbInputs(const ArenaLayout& layout, int trial, std::mt19937_64& rng);
-  // The reference's outputs where they lie, in its arena: valid until it runs again.
+  Status WriteInputs(const ArenaLayout& layout, int trial, std::mt19937_64& rng);
+  Status PerturbInputs(const ArenaLayout& layout, int trial, std::mt19937_64& rng);
+  Status DrawInReference(const ArenaLayout& layout, int trial, std::mt19937_64& rng, bool perturb);
+  // The reference's outputs where they lie, in its arena: valid until it runs again (none when
+  // checked in the reference).
   using Expected = std::vector<const uint8_t*>;
   Result<Expected> ReferenceOutputs(const ArenaLayout& layout, const SizeSet& set);
   // `previous`: the hashes of the last trial's reference outputs (empty at first).
@@ -55,6 +69,17 @@ struct EvalSession {
   Result<bool> CheckCandidateCall(const ArenaLayout& layout, const SizeSet& set, int trial,
                                   const Expected& expected, Poison poison,
                                   const std::string& reason);
+  // What one candidate call left: found by the parent in the arenas, or by the reference.
+  struct CallFindings {
+    int input_modified = -1;  // the first input the call wrote
+    int guard_output = -1;    // the first output whose guard it damaged
+    int64_t guard_byte = 0;
+    std::vector<Comparison> outputs;  // in order, up to the first that failed
+  };
+  CallFindings FindInArenas(const ArenaLayout& layout, const Expected& expected,
+                            const std::vector<Tolerance>& tolerances);
+  // The candidate's arena in memory the reference shares (check_in_reference).
+  Result<CallOutcome> PrepareShared(const ArenaLayout& layout);
 
   // Verification of every size set (`trials` trials each); false when the candidate failed.
   Result<bool> Verify(const std::vector<SizeSet>& sets, int trials,
@@ -65,6 +90,12 @@ struct EvalSession {
 
 // A secret seed for one trial: never derived from anything the candidate can see.
 uint64_t SecretSeed();
+
+// The reference runner's JSON answers (python/kope_bridge/checker.py).
+Result<std::vector<EvalSession::OutputSummary>> ParseReferenceSummary(const std::string& json,
+                                                                      const ArenaLayout& layout);
+Result<EvalSession::CallFindings> ParseCallFindings(const std::string& json,
+                                                    const ArenaLayout& layout);
 
 }  // namespace kope
 

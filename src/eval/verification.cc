@@ -1,5 +1,7 @@
 // Verification: fresh inputs, poisoned outputs, guards, input hashes, repeated
 // and perturbed calls, comparison with the reference.
+#include <unistd.h>
+
 #include <cstring>
 
 #include "kope/base/hash.h"
@@ -56,8 +58,27 @@ bool EvalSession::CandidateCallOk(const CallOutcome& call, const std::string& wh
   return false;
 }
 
+// Checked in the reference, the reference runner draws the inputs itself from a secret seed:
+// they never cross between host and GPU.
+Status EvalSession::DrawInReference(const ArenaLayout& layout, int trial, std::mt19937_64& rng,
+                                    bool perturb) {
+  std::vector<Runner::DrawSpec> specs;
+  for (size_t i = 0; i < layout.inputs.size(); ++i) {
+    const Distribution d = TrialDistribution(task.inputs[i], trial);
+    specs.push_back({static_cast<uint8_t>(d.kind), d.mean, d.stddev, d.low, d.high, d.low_exp,
+                     d.high_exp, d.num_distinct});
+  }
+  KOPE_ASSIGN_OR_RETURN(CallOutcome drawn,
+                        reference->Draw(rng(), perturb, specs, options.call_timeout_seconds));
+  if (!drawn.ok()) {
+    return Status::Internal("the reference runner could not draw inputs: " + drawn.detail);
+  }
+  return Status::Ok();
+}
+
 // Draws a trial's inputs into both arenas and remembers their hashes.
-void EvalSession::WriteInputs(const ArenaLayout& layout, int trial, std::mt19937_64& rng) {
+Status EvalSession::WriteInputs(const ArenaLayout& layout, int trial, std::mt19937_64& rng) {
+  if (check_in_reference) return DrawInReference(layout, trial, rng, false);
   input_hashes.clear();
   for (size_t i = 0; i < layout.inputs.size(); ++i) {
     uint8_t* ref_in = reference->input(0, i);
@@ -66,12 +87,14 @@ void EvalSession::WriteInputs(const ArenaLayout& layout, int trial, std::mt19937
     ParallelMemcpy(candidate->input(0, i), ref_in, layout.inputs[i].bytes);
     input_hashes.push_back(BufferHash(ref_in, layout.inputs[i].bytes));
   }
+  return Status::Ok();
 }
 
 // Redraws one element of every input in both arenas (a value different from
 // the old one): a kernel that keys a cache on a sample of its input replays a
 // stale output here, a correct one recomputes.
-void EvalSession::PerturbInputs(const ArenaLayout& layout, int trial, std::mt19937_64& rng) {
+Status EvalSession::PerturbInputs(const ArenaLayout& layout, int trial, std::mt19937_64& rng) {
+  if (check_in_reference) return DrawInReference(layout, trial, rng, true);
   for (size_t i = 0; i < layout.inputs.size(); ++i) {
     const auto& t = layout.inputs[i];
     size_t esize = DTypeSize(t.dtype);
@@ -87,10 +110,20 @@ void EvalSession::PerturbInputs(const ArenaLayout& layout, int trial, std::mt199
     std::memcpy(candidate->input(0, i) + j * esize, ref_in + j * esize, esize);
     input_hashes[i] = BufferHash(ref_in, t.bytes);
   }
+  return Status::Ok();
 }
 
 Result<EvalSession::Expected> EvalSession::ReferenceOutputs(const ArenaLayout& layout,
                                                             const SizeSet& set) {
+  if (check_in_reference) {
+    KOPE_ASSIGN_OR_RETURN(CallOutcome call, reference->ReferenceCall(options.call_timeout_seconds));
+    if (!call.ok()) {
+      return Status::FailedPrecondition("the task's reference failed at " + set.label + ": " +
+                                        call.detail + " (rc " + std::to_string(call.rc) + ")");
+    }
+    KOPE_ASSIGN_OR_RETURN(reference_summary, ParseReferenceSummary(call.detail, layout));
+    return Expected{};
+  }
   for (size_t o = 0; o < layout.outputs.size(); ++o) {
     FillPoison(reference->output(o), layout.outputs[o].dtype, layout.outputs[o].count,
                Poison::kNanA);
@@ -117,12 +150,19 @@ Result<EvalSession::Expected> EvalSession::ReferenceOutputs(const ArenaLayout& l
 Status EvalSession::CheckReferenceDependsOnInputs(const ArenaLayout& layout,
                                                   const Expected& expected,
                                                   std::vector<uint64_t>* previous) {
+  if (!check_in_reference) {
+    reference_summary.clear();
+    for (size_t o = 0; o < expected.size(); ++o) {
+      const auto& out = layout.outputs[o];
+      reference_summary.push_back(
+          {out.count > 1 && AllElementsEqual(expected[o], out.count, DTypeSize(out.dtype)),
+           BufferHash(expected[o], out.bytes)});
+    }
+  }
   std::vector<uint64_t> hashes;
-  for (size_t o = 0; o < expected.size(); ++o) {
-    size_t esize = DTypeSize(layout.outputs[o].dtype);
-    bool constant = layout.outputs[o].count > 1 &&
-                    AllElementsEqual(expected[o], layout.outputs[o].count, esize);
-    hashes.push_back(BufferHash(expected[o], layout.outputs[o].bytes));
+  for (size_t o = 0; o < reference_summary.size(); ++o) {
+    bool constant = reference_summary[o].constant;
+    hashes.push_back(reference_summary[o].hash);
     bool same = !previous->empty() && (*previous)[o] == hashes.back();
     if (constant || same) {
       return Status::FailedPrecondition(
@@ -135,16 +175,69 @@ Status EvalSession::CheckReferenceDependsOnInputs(const ArenaLayout& layout,
   return Status::Ok();
 }
 
-// One candidate call on the current inputs, checked against `expected`.
+EvalSession::CallFindings EvalSession::FindInArenas(const ArenaLayout& layout,
+                                                    const Expected& expected,
+                                                    const std::vector<Tolerance>& tolerances) {
+  CallFindings f;
+  for (size_t i = 0; i < layout.inputs.size(); ++i) {
+    if (BufferHash(candidate->input(0, i), layout.inputs[i].bytes) != input_hashes[i]) {
+      f.input_modified = static_cast<int>(i);
+      return f;
+    }
+  }
+  for (size_t o = 0; o < layout.outputs.size(); ++o) {
+    const auto& out = layout.outputs[o];
+    int64_t damage = FirstGuardDamage(candidate->output(o) + out.bytes, ArenaLayout::kGuardBytes);
+    if (damage >= 0) {
+      f.guard_output = static_cast<int>(o);
+      f.guard_byte = damage;
+      return f;
+    }
+    f.outputs.push_back(
+        CompareOutputs(expected[o], candidate->output(o), out.dtype, out.count, tolerances[o]));
+    if (!f.outputs.back().ok) return f;
+  }
+  return f;
+}
+
+// One candidate call on the current inputs, checked against the reference's outputs.
 Result<bool> EvalSession::CheckCandidateCall(const ArenaLayout& layout, const SizeSet& set,
                                              int trial, const Expected& expected, Poison poison,
                                              const std::string& reason) {
-  for (size_t o = 0; o < layout.outputs.size(); ++o) {
-    FillPoison(candidate->output(o), layout.outputs[o].dtype, layout.outputs[o].count, poison);
-    FillGuard(candidate->output(o) + layout.outputs[o].bytes, ArenaLayout::kGuardBytes);
+  const double timeout = options.call_timeout_seconds;
+  std::vector<Tolerance> tolerances;
+  for (const auto& out : layout.outputs) {
+    KOPE_ASSIGN_OR_RETURN(Tolerance tol, ResolveTolerance(task.tolerance, out.dtype, set));
+    tolerances.push_back(tol);
   }
-  KOPE_ASSIGN_OR_RETURN(CallOutcome call, candidate->Call(0, options.call_timeout_seconds));
+  if (check_in_reference) {
+    std::vector<Runner::PoisonSpan> spans;
+    for (size_t o = 0; o < layout.outputs.size(); ++o) {
+      spans.push_back({{layout.output_offsets[o], layout.outputs[o].bytes},
+                       PoisonElement(layout.outputs[o].dtype, poison)});
+    }
+    KOPE_ASSIGN_OR_RETURN(CallOutcome poisoned,
+                          reference->Poison(spans, GuardBytes(ArenaLayout::kGuardBytes), timeout));
+    if (!poisoned.ok()) return Status::Internal("the reference runner failed: " + poisoned.detail);
+  } else {
+    for (size_t o = 0; o < layout.outputs.size(); ++o) {
+      FillPoison(candidate->output(o), layout.outputs[o].dtype, layout.outputs[o].count, poison);
+      FillGuard(candidate->output(o) + layout.outputs[o].bytes, ArenaLayout::kGuardBytes);
+    }
+  }
+  KOPE_ASSIGN_OR_RETURN(CallOutcome call, candidate->Call(0, timeout));
   if (!CandidateCallOk(call, set.label + ", trial " + std::to_string(trial + 1))) return false;
+
+  CallFindings found;
+  if (check_in_reference) {
+    std::vector<std::pair<double, double>> tols;
+    for (const Tolerance& t : tolerances) tols.emplace_back(t.rtol, t.atol);
+    KOPE_ASSIGN_OR_RETURN(CallOutcome checked, reference->Check(tols, timeout));
+    if (!checked.ok()) return Status::Internal("the reference runner failed: " + checked.detail);
+    KOPE_ASSIGN_OR_RETURN(found, ParseCallFindings(checked.detail, layout));
+  } else {
+    found = FindInArenas(layout, expected, tolerances);
+  }
 
   Mismatch m;
   m.size_set = set.label;
@@ -157,26 +250,23 @@ Result<bool> EvalSession::CheckCandidateCall(const ArenaLayout& layout, const Si
     outcome.mismatch = m;
     return false;
   };
-  for (size_t i = 0; i < layout.inputs.size(); ++i) {
-    if (BufferHash(candidate->input(0, i), layout.inputs[i].bytes) != input_hashes[i]) {
-      m.tensor = layout.inputs[i].name;
-      return fail("input_modified",
-                  "the kernel modified its input '" + m.tensor + "' at " + set.label);
-    }
+  if (found.input_modified >= 0) {
+    m.tensor = layout.inputs[static_cast<size_t>(found.input_modified)].name;
+    return fail("input_modified",
+                "the kernel modified its input '" + m.tensor + "' at " + set.label);
   }
-  for (size_t o = 0; o < layout.outputs.size(); ++o) {
-    const auto& out = layout.outputs[o];
-    int64_t damage = FirstGuardDamage(candidate->output(o) + out.bytes, ArenaLayout::kGuardBytes);
-    if (damage >= 0) {
-      m.tensor = out.name;
-      m.index =
-          static_cast<int64_t>(out.count) + damage / static_cast<int64_t>(DTypeSize(out.dtype));
-      return fail("guard_overwritten",
-                  "the kernel wrote past the end of output '" + out.name + "' at " + set.label);
-    }
-    KOPE_ASSIGN_OR_RETURN(Tolerance tol, ResolveTolerance(task.tolerance, out.dtype, set));
-    Comparison c = CompareOutputs(expected[o], candidate->output(o), out.dtype, out.count, tol);
+  if (found.guard_output >= 0) {
+    const auto& out = layout.outputs[static_cast<size_t>(found.guard_output)];
+    m.tensor = out.name;
+    m.index = static_cast<int64_t>(out.count) +
+              found.guard_byte / static_cast<int64_t>(DTypeSize(out.dtype));
+    return fail("guard_overwritten",
+                "the kernel wrote past the end of output '" + out.name + "' at " + set.label);
+  }
+  for (size_t o = 0; o < found.outputs.size(); ++o) {
+    const Comparison& c = found.outputs[o];
     if (c.ok) continue;
+    const auto& out = layout.outputs[o];
     m.tensor = out.name;
     m.index = c.first_index;
     m.position = Unravel(c.first_index, out.shape);
@@ -186,14 +276,26 @@ Result<bool> EvalSession::CheckCandidateCall(const ArenaLayout& layout, const Si
     m.max_rel_error = c.max_rel_error;
     m.mismatches = c.mismatches;
     m.elements = static_cast<int64_t>(out.count);
-    m.rtol = tol.rtol;
-    m.atol = tol.atol;
+    m.rtol = tolerances[o].rtol;
+    m.atol = tolerances[o].atol;
     std::string why = reason == "value" && c.nan_inf_mismatch ? "nan_inf" : reason;
     return fail(why, "output '" + out.name + "' is wrong at " + set.label + " (" +
                          std::to_string(c.mismatches) + " of " + std::to_string(out.count) +
                          " elements" + (why == "value" ? "" : ", " + why) + ")");
   }
   return true;
+}
+
+Result<CallOutcome> EvalSession::PrepareShared(const ArenaLayout& layout) {
+  const double timeout = options.call_timeout_seconds;
+  int fd = -1;
+  KOPE_ASSIGN_OR_RETURN(CallOutcome shared, reference->ShareArena(&fd, timeout));
+  if (!shared.ok()) {
+    return Status::Internal("the reference runner could not share memory: " + shared.detail);
+  }
+  Result<CallOutcome> mapped = candidate->PrepareShared(layout, fd, timeout);
+  close(fd);
+  return mapped;
 }
 
 Result<bool> EvalSession::Verify(const std::vector<SizeSet>& sets, int trials,
@@ -204,7 +306,8 @@ Result<bool> EvalSession::Verify(const std::vector<SizeSet>& sets, int trials,
     KOPE_ASSIGN_OR_RETURN(ArenaLayout layout, ArenaLayout::Build(task, set, 1));
     KOPE_ASSIGN_OR_RETURN(CallOutcome mapped, reference->Prepare(layout, timeout));
     if (!mapped.ok()) return Status::Internal("the reference runner failed: " + mapped.detail);
-    KOPE_ASSIGN_OR_RETURN(mapped, candidate->Prepare(layout, timeout));
+    KOPE_ASSIGN_OR_RETURN(
+        mapped, check_in_reference ? PrepareShared(layout) : candidate->Prepare(layout, timeout));
     if (!CandidateCallOk(mapped, "mapping buffers for " + set.label)) return false;
 
     std::vector<uint64_t> previous_reference;
@@ -212,7 +315,7 @@ Result<bool> EvalSession::Verify(const std::vector<SizeSet>& sets, int trials,
       Progress("verify " + set.label + " trial " + std::to_string(trial + 1) + "/" +
                std::to_string(trials));
       std::mt19937_64 rng(SecretSeed());
-      WriteInputs(layout, trial, rng);
+      KOPE_RETURN_IF_ERROR(WriteInputs(layout, trial, rng));
       KOPE_ASSIGN_OR_RETURN(Expected expected, ReferenceOutputs(layout, set));
       if (first_pass && set.label == "bench") {
         KOPE_RETURN_IF_ERROR(CheckReferenceDependsOnInputs(layout, expected, &previous_reference));
@@ -226,7 +329,7 @@ Result<bool> EvalSession::Verify(const std::vector<SizeSet>& sets, int trials,
       KOPE_ASSIGN_OR_RETURN(ok, CheckCandidateCall(layout, set, trial, expected, Poison::kFinite,
                                                    first_pass ? "runs_disagree" : failure_reason));
       if (!ok) return false;
-      PerturbInputs(layout, trial, rng);
+      KOPE_RETURN_IF_ERROR(PerturbInputs(layout, trial, rng));
       KOPE_ASSIGN_OR_RETURN(expected, ReferenceOutputs(layout, set));
       KOPE_ASSIGN_OR_RETURN(ok, CheckCandidateCall(layout, set, trial, expected, nan,
                                                    first_pass ? "stale_output" : failure_reason));

@@ -34,6 +34,12 @@ bool KnownType(uint32_t type) {
     case MessageType::kCall:
     case MessageType::kTime:
     case MessageType::kQuit:
+    case MessageType::kShare:
+    case MessageType::kMapShared:
+    case MessageType::kReferenceCall:
+    case MessageType::kPoison:
+    case MessageType::kCheck:
+    case MessageType::kDraw:
     case MessageType::kReply:
       return true;
   }

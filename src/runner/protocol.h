@@ -13,6 +13,15 @@
 //   CALL   call spec
 //   TIME   u32 count, u8 flush, u32 n, n call specs
 //   QUIT   (empty)
+// The checking requests, served by the Python bridge only (python/kope_bridge/checker.py):
+//   SHARE       u64 bytes; the reply carries the shared memory's descriptor
+//   MAP_SHARED  u64 bytes (+ that descriptor): the arena another runner shares
+//   DRAW        u64 seed, u8 perturb, call spec, per input: u8 kind, f64 mean, stddev, low,
+//               high, low_exp, high_exp, i32 num_distinct
+//   REF_CALL    call spec
+//   POISON      string guard, u32 n, n (u64 offset, u64 bytes, string element pattern)
+//   CHECK       call spec, per output f64 rtol, f64 atol
+// REF_CALL and CHECK answer a JSON summary in the reply's message.
 //   REPLY  u32 ReplyStatus, i32 rc, u64 flushed_bytes, u64 copy_ns, u32 n, n i64 ns,
 //          string message
 // A call spec is u32 n_inputs, u32 n_outputs, then per tensor: i32 dtype,
@@ -40,6 +49,12 @@ enum class MessageType : uint32_t {
   kCall = 4,
   kTime = 5,
   kQuit = 6,
+  kShare = 7,
+  kMapShared = 8,
+  kReferenceCall = 9,
+  kPoison = 10,
+  kCheck = 11,
+  kDraw = 12,
   kReply = 100,
 };
 
@@ -78,6 +93,7 @@ class Writer {
   void I32(int32_t v) { Raw(&v, sizeof(v)); }
   void U64(uint64_t v) { Raw(&v, sizeof(v)); }
   void I64(int64_t v) { Raw(&v, sizeof(v)); }
+  void F64(double v) { Raw(&v, sizeof(v)); }
   void String(std::string_view s);
   void Raw(const void* data, size_t n);
   const std::string& payload() const { return payload_; }

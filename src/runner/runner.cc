@@ -145,8 +145,9 @@ class Runner::Impl {
   ~Impl() { Shutdown(); }
 
   Status Start(const RunnerOptions& options);
+  // `received_fd`, when given, takes the first descriptor the reply carries (else -1).
   Result<CallOutcome> Request(rp::MessageType type, const std::string& payload, int pass_fd,
-                              double timeout_seconds);
+                              double timeout_seconds, int* received_fd = nullptr);
   Result<CallOutcome> Load(const std::filesystem::path& shared_object, double timeout_seconds);
 
   uint64_t arena_bytes = 0;
@@ -359,7 +360,8 @@ CallOutcome Runner::Impl::TimeoutOutcome(double timeout_seconds) {
 }
 
 Result<CallOutcome> Runner::Impl::Request(rp::MessageType type, const std::string& payload,
-                                          int pass_fd, double timeout_seconds) {
+                                          int pass_fd, double timeout_seconds, int* received_fd) {
+  if (received_fd != nullptr) *received_fd = -1;
   if (dead_) return dead_outcome_;
   const auto start = Clock::now();
   const rp::Deadline deadline = DeadlineAfter(timeout_seconds);
@@ -387,7 +389,13 @@ Result<CallOutcome> Runner::Impl::Request(rp::MessageType type, const std::strin
         return frame.status();
     }
   }
-  for (int fd : frame->fds) close(fd);
+  for (size_t i = 0; i < frame->fds.size(); ++i) {
+    if (i == 0 && received_fd != nullptr && frame->type == rp::MessageType::kReply) {
+      *received_fd = frame->fds[0];
+    } else {
+      close(frame->fds[i]);
+    }
+  }
   Result<rp::Reply> reply = frame->type == rp::MessageType::kReply
                                 ? rp::ReadReply(frame->payload)
                                 : Result<rp::Reply>(Status::Corruption("not a reply"));
@@ -402,6 +410,7 @@ Result<CallOutcome> Runner::Impl::Request(rp::MessageType type, const std::strin
   out.copy_seconds = static_cast<double>(reply->copy_ns) * 1e-9;
   switch (reply->status) {
     case rp::ReplyStatus::kOk:
+      out.detail = std::move(reply->message);  // a checking request's summary
       break;
     case rp::ReplyStatus::kKernelError:
       out.kind = CallOutcome::Kind::kKernelError;
@@ -499,6 +508,90 @@ Result<CallOutcome> Runner::Time(const std::vector<CallSpec>& rotation, int coun
     rp::WriteCallSpec(call, &w);
   }
   return impl_->Request(rp::MessageType::kTime, w.payload(), -1, timeout_seconds);
+}
+
+Result<CallOutcome> Runner::ShareArena(uint64_t bytes, int* fd, double timeout_seconds) {
+  rp::Writer w;
+  w.U64(bytes);
+  Result<CallOutcome> out =
+      impl_->Request(rp::MessageType::kShare, w.payload(), -1, timeout_seconds, fd);
+  if (out.ok() && out->ok() && *fd < 0) {
+    return Status::Internal("the runner shared no memory descriptor");
+  }
+  if ((!out.ok() || !out->ok()) && *fd >= 0) {
+    close(*fd);
+    *fd = -1;
+  }
+  return out;
+}
+
+Result<CallOutcome> Runner::MapSharedArena(int fd, uint64_t bytes, double timeout_seconds) {
+  rp::Writer w;
+  w.U64(bytes);
+  Result<CallOutcome> out =
+      impl_->Request(rp::MessageType::kMapShared, w.payload(), fd, timeout_seconds);
+  if (out.ok() && out->ok()) impl_->arena_bytes = bytes;
+  return out;
+}
+
+Result<CallOutcome> Runner::Draw(const CallSpec& call, uint64_t seed, bool perturb,
+                                 const std::vector<DrawSpec>& distributions,
+                                 double timeout_seconds) {
+  if (impl_->dead()) return impl_->Request(rp::MessageType::kDraw, "", -1, 0);
+  if (impl_->arena_bytes == 0) return Status::FailedPrecondition("no arena mapped");
+  if (distributions.size() != call.inputs.size()) {
+    return Status::InvalidArgument("one distribution per input");
+  }
+  KOPE_RETURN_IF_ERROR(runner_protocol::ValidateCall(call, impl_->arena_bytes));
+  rp::Writer w;
+  w.U64(seed);
+  w.U8(perturb ? 1 : 0);
+  rp::WriteCallSpec(call, &w);
+  for (const DrawSpec& d : distributions) {
+    w.U8(d.kind);
+    for (double v : {d.mean, d.stddev, d.low, d.high, d.low_exp, d.high_exp}) w.F64(v);
+    w.I32(d.num_distinct);
+  }
+  return impl_->Request(rp::MessageType::kDraw, w.payload(), -1, timeout_seconds);
+}
+
+Result<CallOutcome> Runner::ReferenceCall(const CallSpec& call, double timeout_seconds) {
+  if (impl_->dead()) return impl_->Request(rp::MessageType::kReferenceCall, "", -1, 0);
+  if (impl_->arena_bytes == 0) return Status::FailedPrecondition("no arena mapped");
+  KOPE_RETURN_IF_ERROR(runner_protocol::ValidateCall(call, impl_->arena_bytes));
+  rp::Writer w;
+  rp::WriteCallSpec(call, &w);
+  return impl_->Request(rp::MessageType::kReferenceCall, w.payload(), -1, timeout_seconds);
+}
+
+Result<CallOutcome> Runner::Poison(const std::vector<PoisonSpan>& spans, const std::string& guard,
+                                   double timeout_seconds) {
+  rp::Writer w;
+  w.String(guard);
+  w.U32(static_cast<uint32_t>(spans.size()));
+  for (const PoisonSpan& s : spans) {
+    w.U64(s.span.offset);
+    w.U64(s.span.bytes);
+    w.String(s.element);
+  }
+  return impl_->Request(rp::MessageType::kPoison, w.payload(), -1, timeout_seconds);
+}
+
+Result<CallOutcome> Runner::Check(const CallSpec& call,
+                                  const std::vector<std::pair<double, double>>& tolerances,
+                                  double timeout_seconds) {
+  if (impl_->dead()) return impl_->Request(rp::MessageType::kCheck, "", -1, 0);
+  if (tolerances.size() != call.outputs.size()) {
+    return Status::InvalidArgument("one tolerance per output");
+  }
+  KOPE_RETURN_IF_ERROR(runner_protocol::ValidateCall(call, impl_->arena_bytes));
+  rp::Writer w;
+  rp::WriteCallSpec(call, &w);
+  for (const auto& [rtol, atol] : tolerances) {
+    w.F64(rtol);
+    w.F64(atol);
+  }
+  return impl_->Request(rp::MessageType::kCheck, w.payload(), -1, timeout_seconds);
 }
 
 const Protection& Runner::protection() const { return impl_->protection; }

@@ -326,6 +326,15 @@ TEST_P(TorchBridgeCase, GetsItsVerdict) {
         << "expected \"" << c.message << "\" in the outcome\n"
         << FormatOutcome(*outcome);
   }
+  // A ModelNew candidate is checked in the task's reference runner (the candidate's tensors in
+  // memory the reference shares); a native one by the parent, in its arenas.
+  const bool verified =
+      outcome->verdict == Verdict::kValid || outcome->verdict == Verdict::kIncorrect;
+  if (verified) {
+    EXPECT_EQ(outcome->bridge_overhead_by_request.count("check"),
+              c.candidate.extension() == ".py" ? 1u : 0u)
+        << FormatOutcome(*outcome);
+  }
   if (outcome->verdict == Verdict::kValid && c.compiled) {
     // A PyTorch baseline is also timed under torch.compile.
     EXPECT_TRUE(outcome->compiled_time.has_value()) << FormatOutcome(*outcome);

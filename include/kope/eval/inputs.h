@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <random>
+#include <string>
 
 #include "kope/task/task.h"
 
@@ -28,6 +29,10 @@ void FillPoison(void* data, DType dtype, size_t count, Poison poison);
 
 // Guard bytes written after every output: a repeating pattern checked after each call.
 void FillGuard(uint8_t* data, size_t bytes);
+// One element's poison bit pattern, and the guard's first `bytes` bytes, for a runner that
+// writes them itself (the reference runner checking a candidate's tensors).
+std::string PoisonElement(DType dtype, Poison poison);
+std::string GuardBytes(size_t bytes);
 // The first byte offset where the guard differs from its pattern, or -1.
 int64_t FirstGuardDamage(const uint8_t* data, size_t bytes);
 

@@ -80,7 +80,9 @@ struct Outcome {
   // (PyTorch import, model build, per-call overhead; torch.compile's compile counts as kernel
   // time of the compiled reference point, see compiled_first_call_seconds).
   double bridge_overhead_seconds = 0;
-  std::map<std::string, double> bridge_overhead_by_request;  // "load", "map", "call", "time"
+  // By request: "load", "map", "call", "time", "copy" (tensors between arena and GPU) and
+  // "check" (the reference runner drawing inputs and checking a ModelNew's tensors).
+  std::map<std::string, double> bridge_overhead_by_request;
   std::vector<std::string> flags;
 
   // Context.

@@ -108,6 +108,45 @@ class Runner {
   Result<CallOutcome> Time(const std::vector<CallSpec>& rotation, int count, bool flush,
                            double timeout_seconds);
 
+  // The checking requests, which only the Python bridge serves (python/kope_bridge/checker.py):
+  // a task's reference runner checks a candidate's tensors in memory both runners map, so that
+  // on a GPU verification moves no tensor through the host. The replies' JSON summaries come
+  // back in CallOutcome::detail.
+  //
+  // Memory of `bytes` laid out like this runner's arena (device memory on a GPU, else a memfd);
+  // *fd receives its descriptor, which the caller closes.
+  Result<CallOutcome> ShareArena(uint64_t bytes, int* fd, double timeout_seconds);
+  // Makes the memory another runner shared (`fd`, `bytes`) this runner's arena.
+  Result<CallOutcome> MapSharedArena(int fd, uint64_t bytes, double timeout_seconds);
+  // Draws the call's inputs into this runner's tensors (on the GPU for a GPU runner) from
+  // `seed`, input i from distributions[i] (a task's Distribution, field by field); with
+  // `perturb`, redraws one element of every input to a different value instead.
+  struct DrawSpec {
+    uint8_t kind = 0;  // Distribution::Kind
+    double mean = 0, stddev = 1, low = 0, high = 1, low_exp = -6, high_exp = 6;
+    int32_t num_distinct = 8;
+  };
+  Result<CallOutcome> Draw(const CallSpec& call, uint64_t seed, bool perturb,
+                           const std::vector<DrawSpec>& distributions, double timeout_seconds);
+  // Copies the call's inputs to the shared memory, calls the kernel on its own copy, puts back
+  // any input it wrote.
+  Result<CallOutcome> ReferenceCall(const CallSpec& call, double timeout_seconds);
+  struct ByteSpan {
+    uint64_t offset = 0;
+    uint64_t bytes = 0;
+  };
+  // Fills each span of the shared memory with `element` repeated, and `guard` after it.
+  struct PoisonSpan {
+    ByteSpan span;
+    std::string element;
+  };
+  Result<CallOutcome> Poison(const std::vector<PoisonSpan>& spans, const std::string& guard,
+                             double timeout_seconds);
+  // Compares the shared memory's tensors of `call` with the arena's (rtol, atol per output).
+  Result<CallOutcome> Check(const CallSpec& call,
+                            const std::vector<std::pair<double, double>>& tolerances,
+                            double timeout_seconds);
+
   const Protection& protection() const;
   int pid() const;
   bool alive() const;

@@ -1,0 +1,340 @@
+"""The reference runner as the checker of a PyTorch candidate's tensors (src/eval/checker.h has
+the parent's side).
+
+The reference shares memory with the candidate's runner (SHARE: device memory on a GPU, through
+shared_device, else a memfd) and lays the candidate's tensors out there exactly as in its own
+arena. Verification then moves no tensor between host and GPU: DRAW draws the inputs into the
+reference's tensors from the parent's secret seed; REF_CALL copies them into the candidate's
+slots and runs the reference; POISON fills the candidate's outputs and guards; CHECK compares the candidate's
+inputs, guards and outputs with the reference's, with the rules of src/eval/compare.cc, and
+answers a summary (JSON). The candidate's process never sees the reference's outputs.
+"""
+import fcntl
+import json
+import math
+import mmap
+import os
+import struct
+import types
+
+import torch
+
+from . import protocol as p
+from . import shared_device
+from .kernels import torch_dtype
+
+# Elements compared at once (float64 temporaries of 256 MiB each).
+COMPARE_CHUNK = 1 << 25
+# Outputs from this many elements on a GPU go through the fused fast test first.
+FUSED_MIN_ELEMENTS = 1 << 22
+_INT_OF_SIZE = {1: ("uint8", "B"), 2: ("int16", "h"), 4: ("int32", "i"), 8: ("int64", "q")}
+
+
+def _hex(x):
+    return float(x).hex()
+
+
+def _fast_test(e, a, rtol, atol):
+    e, a = e.to(torch.float64), a.to(torch.float64)
+    ok = ((a - e).abs() <= atol + rtol * e.abs()) & e.isfinite()
+    return (~ok).sum()
+
+
+class Distribution:
+    """An input's distribution (include/kope/task/task.h), drawn with torch's generator."""
+
+    def __init__(self, kind, mean, stddev, low, high, low_exp, high_exp, num_distinct):
+        self.kind, self.mean, self.stddev, self.low, self.high = kind, mean, stddev, low, high
+        self.low_exp, self.high_exp, self.num_distinct = low_exp, high_exp, num_distinct
+
+    def values(self, n, dtype, generator, device):
+        """n values for a tensor of `dtype` (float64, or int64 for integer dtypes)."""
+        if not (dtype.is_floating_point or dtype.is_complex):
+            lo, hi = math.floor(self.low), math.ceil(self.high)
+            if hi <= lo:
+                lo, hi = 0, 100
+            return torch.randint(lo, hi, (n,), generator=generator, device=device)
+        f64 = {"dtype": torch.float64, "generator": generator, "device": device}
+        if self.kind == 0:  # normal
+            return torch.randn(n, **f64).mul_(self.stddev).add_(self.mean)
+        if self.kind in (1, 5):  # uniform, positive
+            return torch.rand(n, **f64).mul_(self.high - self.low).add_(self.low)
+        if self.kind == 2:  # wide: sign * 10^u
+            e = torch.rand(n, **f64).mul_(self.high_exp - self.low_exp).add_(self.low_exp)
+            sign = torch.where(torch.rand(n, **f64) < 0.5, -1.0, 1.0)
+            return torch.pow(10.0, e).mul_(sign)
+        if self.kind == 3:  # negative
+            return torch.randn(n, **f64).mul_(self.stddev).abs_().neg_().sub_(1e-3)
+        k = max(1, self.num_distinct)  # ties: a few values, exact in every float type
+        pick = torch.randint(0, k, (n,), generator=generator, device=device)
+        return (pick - k // 2).to(torch.float64).mul_(0.5)
+
+
+class Checker:
+    def __init__(self, server):
+        self.server = server
+        self.torch = server.torch
+        self.peer = None  # the memory shared with the candidate: nbytes, tensor, keep (owners)
+        self.guard = None  # the guard bytes of the last POISON, on the device
+        self.guard_bytes = b""
+        self._fast = None  # the fused fast test of compare()
+
+    # -- SHARE -------------------------------------------------------------------------------
+    def share(self, r):
+        nbytes = r.take("=Q")
+        if not r.at_end() or nbytes == 0:
+            raise p.ProtocolError("malformed SHARE")
+        if self.peer is None or self.peer.nbytes != nbytes:
+            self.release()
+            self.peer = self._allocate(nbytes)
+        return p.reply_payload(), self.peer.fd
+
+    def _allocate(self, nbytes):
+        torch = self.torch
+        if self.server.device == "cpu":
+            fd = os.memfd_create("kope-shared", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+            os.ftruncate(fd, nbytes)
+            # Sealed like the parent's arenas: the candidate cannot shrink it under the checker.
+            fcntl.fcntl(fd, fcntl.F_ADD_SEALS,
+                        fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL)
+            mm = mmap.mmap(fd, nbytes, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+            return types.SimpleNamespace(nbytes=nbytes, fd=fd, keep=mm,
+                                         tensor=torch.frombuffer(mm, dtype=torch.uint8))
+        allocation = shared_device.export(nbytes)
+        return types.SimpleNamespace(nbytes=nbytes, fd=allocation.fd, keep=allocation,
+                                     tensor=shared_device.tensor(torch, allocation,
+                                                                 self.server.device))
+
+    def release(self):
+        if self.peer is None:
+            return
+        peer, self.peer = self.peer, None
+        peer.tensor = None
+        if isinstance(peer.keep, mmap.mmap):
+            peer.keep.close()
+            os.close(peer.fd)
+        else:
+            peer.keep.close()  # the candidate's mapping keeps the memory until it unmaps
+
+    def _peer(self, offset, nbytes):
+        if self.peer is None:
+            raise p.ProtocolError("no memory shared")
+        if offset + nbytes > self.peer.nbytes:
+            raise p.ProtocolError("range leaves the shared memory")
+        return self.peer.tensor[offset:offset + nbytes]
+
+    def _own(self, offset, nbytes):
+        s = self.server
+        base = s.mirror if s.mirror is not None else s.host
+        return base[offset:offset + nbytes]
+
+    # -- DRAW --------------------------------------------------------------------------------
+    def draw(self, r):
+        """Draws the call's inputs into the reference's own tensors, from the parent's secret
+        seed and each input's distribution (src/eval/inputs.cc's, with torch's generator); with
+        `perturb`, redraws one element of each input to a different value instead."""
+        s = self.server
+        s.ready()
+        seed, perturb = r.take("=Q"), r.take("=B")
+        spec = r.call_spec(s.arena_bytes)
+        dists = [Distribution(r.take("=B"), *[r.take("=d") for _ in range(6)], r.take("=i"))
+                 for _ in spec.inputs]
+        if not r.at_end() or any(d.kind > 5 for d in dists):
+            raise p.ProtocolError("malformed DRAW")
+        device = self._own(0, 0).device
+        generator = torch.Generator(device=device)
+        generator.manual_seed(seed & ((1 << 63) - 1))
+        s.inputs_resident = False
+        for slot, d in zip(spec.inputs, dists):
+            offset, nbytes = slot.byte_range(s.arena_bytes)
+            t = self._own(offset, nbytes).view(torch_dtype(slot.dtype))
+            if t.numel() == 0:
+                continue
+            if perturb:
+                self._perturb(t, d, generator)
+                continue
+            for start in range(0, t.numel(), COMPARE_CHUNK):
+                chunk = t[start:start + COMPARE_CHUNK]
+                chunk.copy_(d.values(chunk.numel(), chunk.dtype, generator, device))
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+        return p.reply_payload()
+
+    @staticmethod
+    def _perturb(t, d, generator):
+        j = int(torch.randint(0, t.numel(), (1,), generator=generator, device=t.device))
+        old = t[j:j + 1].clone()
+        for _ in range(16):
+            new = d.values(1, t.dtype, generator, t.device).to(t.dtype)
+            if not torch.equal(new.view(torch.uint8), old.view(torch.uint8)):
+                break
+        t[j:j + 1].copy_(new)
+
+    # -- REF_CALL ----------------------------------------------------------------------------
+    def reference_call(self, r):
+        """Gives the candidate the inputs, runs the reference, puts back any input the
+        reference wrote, answers its outputs' fingerprints."""
+        s = self.server
+        s.ready()
+        spec = r.call_spec(s.arena_bytes)
+        if not r.at_end():
+            raise p.ProtocolError("trailing bytes after REF_CALL")
+        inputs_ranges = [x.byte_range(s.arena_bytes) for x in spec.inputs]
+        for offset, nbytes in inputs_ranges:
+            self._peer(offset, nbytes)
+        s.copy_ns = 0
+        s.inputs_resident = False
+        try:
+            for offset, nbytes in inputs_ranges:
+                self._peer(offset, nbytes).copy_(self._own(offset, nbytes))
+            inputs, outputs = s.tensors(spec)
+            ns, results, _ = s.kernel.timed(inputs, None, s.host_address)
+            s.kernel.store(results, outputs)
+            for offset, nbytes in inputs_ranges:
+                own, given = self._own(offset, nbytes), self._peer(offset, nbytes)
+                if not self.torch.equal(own, given):
+                    own.copy_(given)  # a reference that writes its inputs in place
+            summary = [self._fingerprint(x, s.arena_bytes) for x in spec.outputs]
+            if s.mirror is not None:
+                self.torch.cuda.synchronize()
+        except p.ProtocolError:
+            raise
+        except Exception as e:
+            from .serve import describe_error
+            return p.reply_payload(p.KERNEL_ERROR, rc=1, message=describe_error(e),
+                                   copy_ns=s.copy_ns)
+        return p.reply_payload(ns=[ns], message=json.dumps({"outputs": summary}),
+                               copy_ns=s.copy_ns)
+
+    def _fingerprint(self, slot, arena_bytes):
+        """Whether every element equals the first, and a sum of the output's bytes that changes
+        when they do (the parent rejects a reference whose output ignores its inputs)."""
+        torch = self.torch
+        offset, nbytes = slot.byte_range(arena_bytes)
+        raw = self._own(offset, nbytes)
+        size = p.DTYPES[slot.dtype][1]
+        words = raw.view(getattr(torch, _INT_OF_SIZE[size][0]))
+        constant = words.numel() <= 1 or bool((words == words[0]).all())
+        whole = nbytes - nbytes % 8
+        total = int(raw[:whole].view(torch.int64).sum()) + int(raw[whole:].to(torch.int64).sum())
+        return {"constant": constant, "fingerprint": str(total & ((1 << 64) - 1))}
+
+    # -- POISON ------------------------------------------------------------------------------
+    def poison(self, r):
+        """Fills each candidate output with one element's bit pattern, and the guard after it."""
+        torch = self.torch
+        guard = r.take_bytes(1 << 16)
+        items = []
+        for _ in range(r.take("=I")):
+            offset, nbytes, pattern = r.take("=Q"), r.take("=Q"), r.take_bytes(8)
+            if len(pattern) not in _INT_OF_SIZE or offset % len(pattern) or nbytes % len(pattern):
+                raise p.ProtocolError("bad poison pattern")
+            self._peer(offset, nbytes + len(guard))
+            items.append((offset, nbytes, pattern))
+        if not r.at_end():
+            raise p.ProtocolError("trailing bytes after POISON")
+        device = self.peer.tensor.device
+        if self.guard is None or self.guard_bytes != guard:
+            self.guard = torch.frombuffer(bytearray(guard), dtype=torch.uint8).to(device)
+            self.guard_bytes = guard
+        for offset, nbytes, pattern in items:
+            name, code = _INT_OF_SIZE[len(pattern)]
+            value = struct.unpack("=" + code, pattern)[0]
+            self._peer(offset, nbytes).view(getattr(torch, name)).fill_(value)
+            self._peer(offset + nbytes, len(guard)).copy_(self.guard)
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+        return p.reply_payload()
+
+    # -- CHECK -------------------------------------------------------------------------------
+    def check(self, r):
+        """The candidate's last call, as src/eval/verification.cc checks it on the host: inputs
+        unchanged, guards intact, outputs within tolerance of the reference's (the first
+        failure ends the check)."""
+        s = self.server
+        s.ready()
+        spec = r.call_spec(s.arena_bytes)
+        tolerances = [(r.take("=d"), r.take("=d")) for _ in spec.outputs]
+        if not r.at_end():
+            raise p.ProtocolError("trailing bytes after CHECK")
+        if self.guard is None:
+            raise p.ProtocolError("CHECK before POISON")
+        result = {"input": -1, "guard": None, "outputs": []}
+        for i, slot in enumerate(spec.inputs):
+            offset, nbytes = slot.byte_range(s.arena_bytes)
+            if not self.torch.equal(self._peer(offset, nbytes), self._own(offset, nbytes)):
+                result["input"] = i
+                return p.reply_payload(message=json.dumps(result))
+        for o, slot in enumerate(spec.outputs):
+            offset, nbytes = slot.byte_range(s.arena_bytes)
+            g = self._peer(offset + nbytes, self.guard.numel())
+            if not self.torch.equal(g, self.guard):
+                result["guard"] = [o, int((g != self.guard).to(self.torch.uint8).argmax())]
+                break
+            dtype = torch_dtype(slot.dtype)
+            c = self.compare(self._own(offset, nbytes).view(dtype),
+                             self._peer(offset, nbytes).view(dtype), *tolerances[o])
+            result["outputs"].append(c)
+            if c["mismatches"]:
+                break
+        return p.reply_payload(message=json.dumps(result))
+
+    def _failing_fast_test(self, expected, actual, rtol, atol):
+        """Elements that fail the fast test (finite expected, |actual - expected| within the
+        bound), in one pass over both tensors: torch.compile fuses it into a single reduction.
+        Compiled for static shapes (one compile per runner, dtype and bench size; a kernel made
+        for symbolic sizes is tuned for the first, small, size and reduces a large tensor on a
+        few blocks). -1 when compiling failed: eager chunks from then on."""
+        if self._fast is None:
+            self._fast = torch.compile(_fast_test, dynamic=False)
+        bounds = torch.tensor([rtol, atol], dtype=torch.float64, device=expected.device)
+        try:
+            return int(self._fast(expected, actual, bounds[0], bounds[1]))
+        except Exception:  # noqa: BLE001 (no compiler, a failing compile)
+            self._fast = _fast_test
+            return -1
+
+    def compare(self, expected, actual, rtol, atol):
+        """src/eval/compare.cc's CompareOutputs: NaN matches NaN, an infinity itself, a finite
+        value within atol + rtol * |expected|, in float64. A chunk that passes the fast test
+        (finite expected, |actual - expected| within the bound) is done; any other goes through
+        the exact rules, which also give the errors."""
+        torch = self.torch
+        out = {"mismatches": 0, "first": -1, "expected": "0x0p+0", "actual": "0x0p+0",
+               "max_abs": "0x0p+0", "max_rel": "0x0p+0", "nan_inf": False}
+        if expected.device.type == "cuda" and expected.numel() >= FUSED_MIN_ELEMENTS and \
+                self._fast is not _fast_test and \
+                self._failing_fast_test(expected, actual, rtol, atol) == 0:
+            return out  # passes (its errors are reported only for a failing output)
+        max_abs, max_rel, failed = 0.0, 0.0, False
+        for start in range(0, expected.numel(), COMPARE_CHUNK):
+            e = expected[start:start + COMPARE_CHUNK].to(torch.float64)
+            a = actual[start:start + COMPARE_CHUNK].to(torch.float64)
+            err = (a - e).abs_()
+            bound = e.abs().mul_(rtol).add_(atol)
+            if bool(((err <= bound) & e.isfinite()).all()):
+                max_abs = max(max_abs, float(err.max()))
+                rel = torch.where(e != 0, err / e.abs(), 0.0)
+                max_rel = max(max_rel, float(rel.max()))
+                continue
+            e_nan, a_nan = e.isnan(), a.isnan()
+            any_nan = e_nan | a_nan
+            inf = ~any_nan & (e.isinf() | a.isinf())
+            finite = ~(any_nan | inf)
+            err = torch.where(finite, err, 0.0)
+            max_abs = max(max_abs, float(err.max()))
+            rel = torch.where(finite & (e != 0), err / e.abs(), 0.0)
+            max_rel = max(max_rel, float(rel.max()))
+            ok = torch.where(any_nan, e_nan & a_nan, torch.where(inf, e == a, err <= bound))
+            bad = ~ok
+            n = int(bad.sum())
+            if n == 0:
+                continue
+            if not failed:
+                k = int(bad.to(torch.uint8).argmax())
+                out.update(first=start + k, expected=_hex(e[k]), actual=_hex(a[k]),
+                           nan_inf=bool(any_nan[k] | inf[k]))
+                failed = True
+            out["mismatches"] += n
+        out["max_abs"], out["max_rel"] = _hex(max_abs), _hex(max_rel)
+        return out

@@ -1,0 +1,146 @@
+"""Tests of the reference runner's checks (checker.py) that need no runner: the comparison must
+give what src/eval/compare.cc gives (verdict, count, first failure, errors), and inputs must be
+drawn from their distributions. Run by ctest: python3 -m unittest kope_bridge.checker_test."""
+import math
+import types
+import unittest
+
+import torch
+
+from . import checker
+
+
+def make_checker():
+    server = types.SimpleNamespace(torch=torch, device="cpu")
+    return checker.Checker(server)
+
+
+def h(x):
+    return float(x).hex()
+
+
+class CompareTest(unittest.TestCase):
+    def setUp(self):
+        self.c = make_checker()
+
+    def compare(self, expected, actual, rtol=1e-3, atol=1e-3, dtype=torch.float32):
+        return self.c.compare(torch.tensor(expected, dtype=dtype), torch.tensor(actual, dtype=dtype),
+                              rtol, atol)
+
+    def test_equal_values_pass(self):
+        r = self.compare([1.0, -2.0, 0.0], [1.0, -2.0, 0.0])
+        self.assertEqual(r["mismatches"], 0)
+        self.assertEqual(r["first"], -1)
+
+    def test_nan_matches_nan_and_infinity_itself(self):
+        inf, nan = math.inf, math.nan
+        r = self.compare([nan, inf, -inf, 1.0], [nan, inf, -inf, 1.0005])
+        self.assertEqual(r["mismatches"], 0)
+
+    def test_nan_against_a_number_is_a_nan_inf_mismatch(self):
+        r = self.compare([1.0, 2.0, 3.0], [1.0, math.nan, 3.0])
+        self.assertEqual((r["mismatches"], r["first"], r["nan_inf"]), (1, 1, True))
+        self.assertEqual(r["expected"], h(2.0))
+        self.assertTrue(math.isnan(float.fromhex(r["actual"])))
+
+    def test_infinity_of_the_other_sign_fails(self):
+        r = self.compare([math.inf], [-math.inf])
+        self.assertEqual((r["mismatches"], r["nan_inf"]), (1, True))
+
+    def test_tolerance_bound_is_inclusive(self):
+        # |a - e| <= atol + rtol * |e|, in float64 as compare.cc computes it.
+        e = torch.tensor([2.0], dtype=torch.float64)
+        bound = 0.5 + 0.25 * 2.0
+        ok = self.c.compare(e, torch.tensor([2.0 + bound], dtype=torch.float64), 0.25, 0.5)
+        self.assertEqual(ok["mismatches"], 0)
+        bad = self.c.compare(e, torch.tensor([math.nextafter(2.0 + bound, 9.0)],
+                                             dtype=torch.float64), 0.25, 0.5)
+        self.assertEqual((bad["mismatches"], bad["nan_inf"]), (1, False))
+
+    def test_counts_first_failure_and_errors_over_finite_pairs(self):
+        r = self.compare([1.0, 2.0, 4.0, math.nan, 0.0], [1.0, 2.5, 4.0, 7.0, 0.25],
+                         rtol=0.0, atol=0.1)
+        self.assertEqual((r["mismatches"], r["first"], r["nan_inf"]), (3, 1, False))
+        self.assertEqual((r["expected"], r["actual"]), (h(2.0), h(2.5)))
+        self.assertEqual(r["max_abs"], h(0.5))  # the NaN pair counts for neither error
+        self.assertEqual(r["max_rel"], h(0.25))  # |e| = 0 is left out of the relative error
+
+    def test_first_failure_is_found_across_chunks(self):
+        old = checker.COMPARE_CHUNK
+        checker.COMPARE_CHUNK = 4
+        try:
+            e = torch.zeros(11)
+            a = torch.zeros(11)
+            a[9] = 1.0
+            a[10] = math.inf
+            r = self.c.compare(e, a, 0.0, 0.0)
+        finally:
+            checker.COMPARE_CHUNK = old
+        self.assertEqual((r["mismatches"], r["first"], r["nan_inf"]), (2, 9, False))
+
+    def test_half_precision_is_compared_in_float64(self):
+        r = self.compare([1.0, 2.0], [1.0, 2.001953125], rtol=0.0, atol=1e-3,
+                         dtype=torch.float16)
+        self.assertEqual((r["mismatches"], r["first"]), (1, 1))
+
+    def test_fast_test_counts_what_the_exact_rules_may_fail(self):
+        e = torch.tensor([1.0, math.nan, math.inf, 2.0])
+        a = torch.tensor([1.0, math.nan, math.inf, 3.0])
+        bounds = torch.tensor([0.0, 0.1], dtype=torch.float64)
+        # The NaN and infinity pairs pass exactly but not the fast test: they go to the rules.
+        self.assertEqual(int(checker._fast_test(e, a, bounds[0], bounds[1])), 3)
+
+
+class DrawTest(unittest.TestCase):
+    def draw(self, kind, dtype=torch.float32, n=20000, **fields):
+        d = dict(mean=0.0, stddev=1.0, low=0.0, high=1.0, low_exp=-6.0, high_exp=6.0,
+                 num_distinct=8)
+        d.update(fields)
+        dist = checker.Distribution(kind, d["mean"], d["stddev"], d["low"], d["high"],
+                                    d["low_exp"], d["high_exp"], d["num_distinct"])
+        g = torch.Generator()
+        g.manual_seed(1234)
+        return dist.values(n, dtype, g, torch.device("cpu")).to(dtype)
+
+    def test_normal_has_its_mean_and_spread(self):
+        v = self.draw(0, mean=3.0, stddev=2.0).double()
+        self.assertAlmostEqual(float(v.mean()), 3.0, delta=0.1)
+        self.assertAlmostEqual(float(v.std()), 2.0, delta=0.1)
+
+    def test_uniform_and_positive_stay_in_range(self):
+        v = self.draw(1, low=-2.0, high=5.0)
+        self.assertTrue(bool((v >= -2.0).all() and (v < 5.0).all()))
+        p = self.draw(5, low=0.5, high=2.0)
+        self.assertGreater(float(p.min()), 0.0)
+
+    def test_wide_spans_its_decades_with_both_signs(self):
+        v = self.draw(2, dtype=torch.float64, low_exp=-3.0, high_exp=3.0)
+        mags = v.abs()
+        self.assertTrue(bool((mags >= 1e-3).all() and (mags <= 1e3).all()))
+        self.assertTrue(bool((v < 0).any() and (v > 0).any()))
+
+    def test_negative_is_strictly_negative(self):
+        self.assertLess(float(self.draw(3).max()), 0.0)
+
+    def test_ties_take_a_few_exact_values(self):
+        v = self.draw(4, num_distinct=4)
+        self.assertEqual(sorted(set(v.tolist())), [-1.0, -0.5, 0.0, 0.5])
+
+    def test_integers_follow_the_range_or_zero_to_hundred(self):
+        v = self.draw(1, dtype=torch.int32, low=-3.0, high=4.0)
+        self.assertEqual((int(v.min()), int(v.max())), (-3, 3))
+        w = self.draw(1, dtype=torch.int64, low=5.0, high=5.0)
+        self.assertEqual((int(w.min()) >= 0, int(w.max()) < 100), (True, True))
+
+    def test_perturb_changes_exactly_one_element(self):
+        t = self.draw(4, n=64, num_distinct=2)
+        before = t.clone()
+        dist = checker.Distribution(4, 0.0, 1.0, 0.0, 1.0, -6.0, 6.0, 2)
+        g = torch.Generator()
+        g.manual_seed(7)
+        checker.Checker._perturb(t, dist, g)
+        self.assertEqual(int((t != before).sum()), 1)
+
+
+if __name__ == "__main__":
+    unittest.main()
