@@ -1,11 +1,14 @@
-"""The reference runner as the checker of a PyTorch candidate's tensors (src/eval/checker.h has
-the parent's side).
+"""The reference runner as the checker of a PyTorch candidate's tensors (the parent's side:
+src/eval/verification.cc and src/eval/reference_check.cc).
 
 The reference shares memory with the candidate's runner (SHARE: device memory on a GPU, through
 shared_device, else a memfd) and lays the candidate's tensors out there exactly as in its own
 arena. Verification then moves no tensor between host and GPU: DRAW draws the inputs into the
 reference's tensors from the parent's secret seed; REF_CALL copies them into the candidate's
-slots and runs the reference; POISON fills the candidate's outputs and guards; CHECK compares the candidate's
+slots, runs the reference, and draws the trial's inputs again from the same seeds when its own
+or the candidate's copy changed meanwhile (a reference may write its inputs in place, a
+candidate's thread may write its slots at any time: the candidate's memory is never read back
+as inputs); POISON fills the candidate's outputs and guards; CHECK compares the candidate's
 inputs, guards and outputs with the reference's, with the rules of src/eval/compare.cc, and
 answers a summary (JSON). The candidate's process never sees the reference's outputs.
 """
@@ -78,26 +81,36 @@ class Checker:
         self.guard = None  # the guard bytes of the last POISON, on the device
         self.guard_bytes = b""
         self._fast = None  # the fused fast test of compare()
+        self.draws = []  # the DRAW requests since the last full draw: the inputs' recipe
 
     # -- SHARE -------------------------------------------------------------------------------
     def share(self, r):
-        nbytes = r.take("=Q")
+        """Memory for the candidate `token` names: kept while the same candidate maps it again
+        (its check and bench sizes), fresh for another one (a process that mapped the last
+        candidate's memory may not have ended yet)."""
+        nbytes, token = r.take("=Q"), r.take("=Q")
         if not r.at_end() or nbytes == 0:
             raise p.ProtocolError("malformed SHARE")
-        if self.peer is None or self.peer.nbytes != nbytes:
+        if self.peer is None or self.peer.nbytes != nbytes or self.peer.token != token:
             self.release()
             self.peer = self._allocate(nbytes)
+            self.peer.token = token
         return p.reply_payload(), self.peer.fd
 
     def _allocate(self, nbytes):
         torch = self.torch
         if self.server.device == "cpu":
             fd = os.memfd_create("kope-shared", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
-            os.ftruncate(fd, nbytes)
-            # Sealed like the parent's arenas: the candidate cannot shrink it under the checker.
-            fcntl.fcntl(fd, fcntl.F_ADD_SEALS,
-                        fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL)
-            mm = mmap.mmap(fd, nbytes, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+            try:
+                os.ftruncate(fd, nbytes)
+                # Sealed like the parent's arenas: the candidate cannot shrink it under the
+                # checker.
+                fcntl.fcntl(fd, fcntl.F_ADD_SEALS,
+                            fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL)
+                mm = mmap.mmap(fd, nbytes, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+            except BaseException:
+                os.close(fd)
+                raise
             return types.SimpleNamespace(nbytes=nbytes, fd=fd, keep=mm,
                                          tensor=torch.frombuffer(mm, dtype=torch.uint8))
         allocation = shared_device.export(nbytes)
@@ -111,8 +124,10 @@ class Checker:
         peer, self.peer = self.peer, None
         peer.tensor = None
         if isinstance(peer.keep, mmap.mmap):
-            peer.keep.close()
-            os.close(peer.fd)
+            try:
+                peer.keep.close()
+            finally:
+                os.close(peer.fd)
         else:
             peer.keep.close()  # the candidate's mapping keeps the memory until it unmaps
 
@@ -141,10 +156,18 @@ class Checker:
                  for _ in spec.inputs]
         if not r.at_end() or any(d.kind > 5 for d in dists):
             raise p.ProtocolError("malformed DRAW")
+        s.inputs_resident = False
+        if not perturb:
+            self.draws = []
+        self.draws.append((seed, perturb, spec, dists))
+        self._draw(seed, perturb, spec, dists)
+        return p.reply_payload()
+
+    def _draw(self, seed, perturb, spec, dists):
+        s = self.server
         device = self._own(0, 0).device
         generator = torch.Generator(device=device)
         generator.manual_seed(seed & ((1 << 63) - 1))
-        s.inputs_resident = False
         for slot, d in zip(spec.inputs, dists):
             offset, nbytes = slot.byte_range(s.arena_bytes)
             t = self._own(offset, nbytes).view(torch_dtype(slot.dtype))
@@ -158,7 +181,6 @@ class Checker:
                 chunk.copy_(d.values(chunk.numel(), chunk.dtype, generator, device))
         if device.type == "cuda":
             torch.cuda.synchronize()
-        return p.reply_payload()
 
     @staticmethod
     def _perturb(t, d, generator):
@@ -190,10 +212,17 @@ class Checker:
             inputs, outputs = s.tensors(spec)
             ns, results, _ = s.kernel.timed(inputs, None, s.host_address)
             s.kernel.store(results, outputs)
-            for offset, nbytes in inputs_ranges:
-                own, given = self._own(offset, nbytes), self._peer(offset, nbytes)
-                if not self.torch.equal(own, given):
-                    own.copy_(given)  # a reference that writes its inputs in place
+            if not all(self.torch.equal(self._own(o, n), self._peer(o, n))
+                       for o, n in inputs_ranges):
+                # The reference wrote its inputs in place, or the candidate's process wrote its
+                # slots meanwhile: the trial's inputs are drawn again from the same seeds, for
+                # the reference and the candidate alike.
+                if not self.draws:
+                    raise p.ProtocolError("REF_CALL before DRAW")
+                for draw in self.draws:
+                    self._draw(*draw)
+                for offset, nbytes in inputs_ranges:
+                    self._peer(offset, nbytes).copy_(self._own(offset, nbytes))
             summary = [self._fingerprint(x, s.arena_bytes) for x in spec.outputs]
             if s.mirror is not None:
                 self.torch.cuda.synchronize()
@@ -207,17 +236,30 @@ class Checker:
                                copy_ns=s.copy_ns)
 
     def _fingerprint(self, slot, arena_bytes):
-        """Whether every element equals the first, and a sum of the output's bytes that changes
-        when they do (the parent rejects a reference whose output ignores its inputs)."""
-        torch = self.torch
+        """Whether there are several elements, all equal, and a position-weighted sum of the
+        output's bytes that changes when they do (the parent rejects a reference whose output
+        ignores its inputs: as src/eval/verification.cc, with a hash of its own)."""
         offset, nbytes = slot.byte_range(arena_bytes)
-        raw = self._own(offset, nbytes)
-        size = p.DTYPES[slot.dtype][1]
-        words = raw.view(getattr(torch, _INT_OF_SIZE[size][0]))
-        constant = words.numel() <= 1 or bool((words == words[0]).all())
-        whole = nbytes - nbytes % 8
-        total = int(raw[:whole].view(torch.int64).sum()) + int(raw[whole:].to(torch.int64).sum())
-        return {"constant": constant, "fingerprint": str(total & ((1 << 64) - 1))}
+        return {"constant": self._constant(offset, nbytes, p.DTYPES[slot.dtype][1]),
+                "fingerprint": str(self._weighted_sum(self._own(offset, nbytes)))}
+
+    def _constant(self, offset, nbytes, size):
+        words = self._own(offset, nbytes).view(getattr(torch, _INT_OF_SIZE[size][0]))
+        return words.numel() > 1 and bool((words == words[0]).all())
+
+    @staticmethod
+    def _weighted_sum(raw):
+        """sum((2i + 1) * word_i) over the bytes as 64-bit words (the tail as bytes), mod 2^64:
+        a permutation of the words changes it."""
+        whole = raw.numel() - raw.numel() % 8
+        words = raw[:whole].view(torch.int64)
+        total = int(raw[whole:].to(torch.int64).sum())
+        for start in range(0, words.numel(), COMPARE_CHUNK):
+            chunk = words[start:start + COMPARE_CHUNK]
+            weights = torch.arange(2 * start + 1, 2 * (start + chunk.numel()), 2,
+                                   dtype=torch.int64, device=raw.device)
+            total += int((chunk * weights).sum())
+        return total & ((1 << 64) - 1)
 
     # -- POISON ------------------------------------------------------------------------------
     def poison(self, r):

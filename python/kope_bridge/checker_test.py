@@ -91,6 +91,32 @@ class CompareTest(unittest.TestCase):
         self.assertEqual(int(checker._fast_test(e, a, bounds[0], bounds[1])), 3)
 
 
+class FingerprintTest(unittest.TestCase):
+    def test_one_element_is_not_a_constant_output(self):
+        host = torch.tensor([3.0, 3.0, 3.0, 2.0], dtype=torch.float32).view(torch.uint8)
+        c = checker.Checker(types.SimpleNamespace(torch=torch, device="cpu", mirror=None,
+                                                  host=host))
+        self.assertFalse(c._constant(0, 4, 4))  # a scalar, as a loss returns
+        self.assertTrue(c._constant(0, 12, 4))  # three equal elements
+        self.assertFalse(c._constant(0, 16, 4))
+
+    def test_weighted_sum_tells_a_permutation(self):
+        a = torch.arange(40, dtype=torch.int64)
+        b = a.flip(0)
+        raw = lambda t: t.view(torch.uint8)  # noqa: E731
+        self.assertNotEqual(checker.Checker._weighted_sum(raw(a)),
+                            checker.Checker._weighted_sum(raw(b)))
+        self.assertEqual(checker.Checker._weighted_sum(raw(a)),
+                         checker.Checker._weighted_sum(raw(a.clone())))
+        old = checker.COMPARE_CHUNK
+        checker.COMPARE_CHUNK = 7  # chunks weigh words by their place in the whole tensor
+        try:
+            chunked = checker.Checker._weighted_sum(raw(a))
+        finally:
+            checker.COMPARE_CHUNK = old
+        self.assertEqual(chunked, checker.Checker._weighted_sum(raw(a)))
+
+
 class DrawTest(unittest.TestCase):
     def draw(self, kind, dtype=torch.float32, n=20000, **fields):
         d = dict(mean=0.0, stddev=1.0, low=0.0, high=1.0, low_exp=-6.0, high_exp=6.0,

@@ -129,8 +129,10 @@ def hello_payload(seccomp, rlimits, notes):
 
 
 def reply_payload(status=OK, rc=0, flushed_bytes=0, ns=(), message="", copy_ns=0):
+    # Error messages are cut short; an OK reply's message is a checker's summary, kept whole.
+    message = message if status == OK else message[:4000]
     return (struct.pack("=IiQQI", status, rc, flushed_bytes, copy_ns, len(ns)) +
-            struct.pack(f"={len(ns)}q", *ns) + _string(message[:4000]))
+            struct.pack(f"={len(ns)}q", *ns) + _string(message))
 
 
 class Channel:

@@ -158,6 +158,8 @@ class Server:
                 self.arenas.clear()
                 self.release_shared()
                 self.arena = self.host = self.mirror = None
+                self.arena_bytes = self.host_address = 0
+                self.device_shared = False
             self.kernel = TorchKernel(spec, self.device)
         except Exception as e:  # the problem or candidate failed to load: the kernel's fault
             return p.reply_payload(p.LOAD_ERROR, message=describe_error(e))

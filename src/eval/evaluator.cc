@@ -9,6 +9,7 @@
 
 #include "kope/base/file.h"
 #include "kope/base/hash.h"
+#include "kope/base/temp_folder.h"
 #include "kope/torch_bridge/bridge.h"
 #include "runner_pool_impl.h"
 #include "session.h"
@@ -21,27 +22,6 @@ namespace fs = std::filesystem;
 double Now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
-
-// A private scratch folder for this evaluation, removed when it ends.
-class ScratchFolder {
- public:
-  static Result<ScratchFolder> Create(const fs::path& root) {
-    KOPE_ASSIGN_OR_RETURN(fs::path path, MakeTempFolder(root, "kope-eval"));
-    return ScratchFolder(std::move(path));
-  }
-  ScratchFolder(ScratchFolder&& other) noexcept : path_(std::move(other.path_)) {
-    other.path_.clear();
-  }
-  ~ScratchFolder() {
-    std::error_code ec;
-    if (!path_.empty()) fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  explicit ScratchFolder(fs::path path) : path_(std::move(path)) {}
-  fs::path path_;
-};
 
 // Compiles a task-owned kernel (baseline or reference); failures are the task's fault.
 Result<CompiledKernel> CompileTaskKernel(Backend& backend, const KernelSource& source,
@@ -208,7 +188,8 @@ Result<Outcome> Evaluator::Evaluate(const Task& task, std::string_view candidate
   }
 
   KOPE_ASSIGN_OR_RETURN(out.hardware, backend_.Hardware());
-  KOPE_ASSIGN_OR_RETURN(ScratchFolder scratch, ScratchFolder::Create(options_.scratch_root));
+  // A private scratch folder for this evaluation, removed when it ends.
+  KOPE_ASSIGN_OR_RETURN(TempFolder scratch, TempFolder::Create(options_.scratch_root, "kope-eval"));
 
   // The candidate compiles while the task's kernels are compiled (cached) and their
   // runners start: the backend is thread-safe, and runners are started from this thread.

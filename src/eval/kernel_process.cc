@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -88,6 +89,8 @@ Result<std::unique_ptr<KernelProcess>> KernelProcess::Spawn(const std::string& r
   if (!runner.ok()) return runner.status().WithContext("starting the " + role + " runner");
   auto process = std::unique_ptr<KernelProcess>(new KernelProcess(role, std::move(runner).value()));
   process->bridge_ = !options.exe_args.empty();
+  static std::atomic<uint64_t> next_serial{1};
+  process->serial_ = next_serial++;
   return process;
 }
 
@@ -159,9 +162,11 @@ Result<CallOutcome> KernelProcess::Prepare(ArenaLayout layout, double timeout_se
   return mapped;
 }
 
-Result<CallOutcome> KernelProcess::ShareArena(int* fd, double timeout_seconds) {
-  KOPE_ASSIGN_OR_RETURN(CallOutcome out,
-                        runner_->ShareArena(layout_.total_bytes, fd, timeout_seconds));
+Result<CallOutcome> KernelProcess::ShareArena(const KernelProcess& for_process, int* fd,
+                                              double timeout_seconds) {
+  KOPE_ASSIGN_OR_RETURN(
+      CallOutcome out,
+      runner_->ShareArena(layout_.total_bytes, for_process.serial_, fd, timeout_seconds));
   Account(out, "map");
   return out;
 }

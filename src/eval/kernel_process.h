@@ -72,8 +72,9 @@ class KernelProcess {
   }
   // Checking in the reference runner (a PyTorch task's reference checks a PyTorch candidate;
   // see Runner::ShareArena). The reference's side: memory laid out as its current layout, for
-  // the candidate (*fd receives its descriptor; the caller closes it).
-  Result<CallOutcome> ShareArena(int* fd, double timeout_seconds);
+  // `for_process` (*fd receives its descriptor; the caller closes it). Memory shared with one
+  // process is never shared with another.
+  Result<CallOutcome> ShareArena(const KernelProcess& for_process, int* fd, double timeout_seconds);
   // The candidate's side: `layout` in the memory the reference shared. Until the next Prepare
   // the process has no arena of the parent's (arena() is null).
   Result<CallOutcome> PrepareShared(ArenaLayout layout, int fd, double timeout_seconds);
@@ -134,6 +135,7 @@ class KernelProcess {
   bool bridge_ = false;
   bool keep_arena_ = false;
   bool shared_ = false;  // the current layout lives in memory another runner shares
+  uint64_t serial_ = 0;  // unique to this process among those this kope started
   std::filesystem::path owned_folder_;
 };
 

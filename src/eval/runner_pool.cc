@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "kope/base/file.h"
 #include "runner_pool_impl.h"
 
 namespace kope {
@@ -32,16 +31,15 @@ RunnerPool::Impl::~Impl() {
   WaitForPremaps();
   kept_.clear();
   spares_.clear();
-  std::error_code ec;
-  if (!root_.empty()) fs::remove_all(root_, ec);
+  root_ = TempFolder();  // removes the folder, after the processes that used it ended
 }
 
 Result<std::unique_ptr<KernelProcess>> RunnerPool::Impl::Spawn(const std::string& role,
                                                                RunnerOptions runner) {
   if (root_.empty()) {
-    KOPE_ASSIGN_OR_RETURN(root_, MakeTempFolder(options.scratch_root, "kope-runners"));
+    KOPE_ASSIGN_OR_RETURN(root_, TempFolder::Create(options.scratch_root, "kope-runners"));
   }
-  fs::path dir = root_ / fmt::format("{}-{}", role, next_folder_++);
+  fs::path dir = root_.path() / fmt::format("{}-{}", role, next_folder_++);
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return Status::IoError("cannot create " + dir.string() + ": " + ec.message());

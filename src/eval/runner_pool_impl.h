@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kernel_process.h"
+#include "kope/base/temp_folder.h"
 #include "kope/eval/runner_pool.h"
 
 namespace kope {
@@ -56,7 +57,7 @@ struct RunnerPool::Impl {
  private:
   Result<std::unique_ptr<KernelProcess>> Spawn(const std::string& role, RunnerOptions runner);
 
-  std::filesystem::path root_;  // made on first use, removed with the pool
+  TempFolder root_;  // made on first use, removed with the pool
   int next_folder_ = 0;
   std::map<std::string, std::unique_ptr<KernelProcess>> kept_;
   // By RunnerKind: the spares waiting, how many one evaluation wants, how many the current

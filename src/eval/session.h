@@ -8,6 +8,7 @@
 #ifndef KOPE_SRC_EVAL_SESSION_H_
 #define KOPE_SRC_EVAL_SESSION_H_
 
+#include <algorithm>
 #include <filesystem>
 #include <memory>
 #include <random>
@@ -80,6 +81,9 @@ struct EvalSession {
                             const std::vector<Tolerance>& tolerances);
   // The candidate's arena in memory the reference shares (check_in_reference).
   Result<CallOutcome> PrepareShared(const ArenaLayout& layout);
+  // For the reference runner's checking requests: the first compiles its comparison, and none
+  // runs candidate code, so a slow one is never the candidate's timeout.
+  double CheckerTimeout() const { return std::max(options.call_timeout_seconds, 300.0); }
 
   // Verification of every size set (`trials` trials each); false when the candidate failed.
   Result<bool> Verify(const std::vector<SizeSet>& sets, int trials,

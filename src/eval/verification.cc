@@ -69,7 +69,7 @@ Status EvalSession::DrawInReference(const ArenaLayout& layout, int trial, std::m
                      d.high_exp, d.num_distinct});
   }
   KOPE_ASSIGN_OR_RETURN(CallOutcome drawn,
-                        reference->Draw(rng(), perturb, specs, options.call_timeout_seconds));
+                        reference->Draw(rng(), perturb, specs, CheckerTimeout()));
   if (!drawn.ok()) {
     return Status::Internal("the reference runner could not draw inputs: " + drawn.detail);
   }
@@ -216,8 +216,9 @@ Result<bool> EvalSession::CheckCandidateCall(const ArenaLayout& layout, const Si
       spans.push_back({{layout.output_offsets[o], layout.outputs[o].bytes},
                        PoisonElement(layout.outputs[o].dtype, poison)});
     }
-    KOPE_ASSIGN_OR_RETURN(CallOutcome poisoned,
-                          reference->Poison(spans, GuardBytes(ArenaLayout::kGuardBytes), timeout));
+    KOPE_ASSIGN_OR_RETURN(
+        CallOutcome poisoned,
+        reference->Poison(spans, GuardBytes(ArenaLayout::kGuardBytes), CheckerTimeout()));
     if (!poisoned.ok()) return Status::Internal("the reference runner failed: " + poisoned.detail);
   } else {
     for (size_t o = 0; o < layout.outputs.size(); ++o) {
@@ -232,7 +233,7 @@ Result<bool> EvalSession::CheckCandidateCall(const ArenaLayout& layout, const Si
   if (check_in_reference) {
     std::vector<std::pair<double, double>> tols;
     for (const Tolerance& t : tolerances) tols.emplace_back(t.rtol, t.atol);
-    KOPE_ASSIGN_OR_RETURN(CallOutcome checked, reference->Check(tols, timeout));
+    KOPE_ASSIGN_OR_RETURN(CallOutcome checked, reference->Check(tols, CheckerTimeout()));
     if (!checked.ok()) return Status::Internal("the reference runner failed: " + checked.detail);
     KOPE_ASSIGN_OR_RETURN(found, ParseCallFindings(checked.detail, layout));
   } else {
@@ -289,7 +290,8 @@ Result<bool> EvalSession::CheckCandidateCall(const ArenaLayout& layout, const Si
 Result<CallOutcome> EvalSession::PrepareShared(const ArenaLayout& layout) {
   const double timeout = options.call_timeout_seconds;
   int fd = -1;
-  KOPE_ASSIGN_OR_RETURN(CallOutcome shared, reference->ShareArena(&fd, timeout));
+  KOPE_ASSIGN_OR_RETURN(CallOutcome shared,
+                        reference->ShareArena(*candidate, &fd, CheckerTimeout()));
   if (!shared.ok()) {
     return Status::Internal("the reference runner could not share memory: " + shared.detail);
   }

@@ -14,7 +14,7 @@
 //   TIME   u32 count, u8 flush, u32 n, n call specs
 //   QUIT   (empty)
 // The checking requests, served by the Python bridge only (python/kope_bridge/checker.py):
-//   SHARE       u64 bytes; the reply carries the shared memory's descriptor
+//   SHARE       u64 bytes, u64 token (the candidate's); the reply carries the memory's descriptor
 //   MAP_SHARED  u64 bytes (+ that descriptor): the arena another runner shares
 //   DRAW        u64 seed, u8 perturb, call spec, per input: u8 kind, f64 mean, stddev, low,
 //               high, low_exp, high_exp, i32 num_distinct

@@ -510,9 +510,11 @@ Result<CallOutcome> Runner::Time(const std::vector<CallSpec>& rotation, int coun
   return impl_->Request(rp::MessageType::kTime, w.payload(), -1, timeout_seconds);
 }
 
-Result<CallOutcome> Runner::ShareArena(uint64_t bytes, int* fd, double timeout_seconds) {
+Result<CallOutcome> Runner::ShareArena(uint64_t bytes, uint64_t token, int* fd,
+                                       double timeout_seconds) {
   rp::Writer w;
   w.U64(bytes);
+  w.U64(token);
   Result<CallOutcome> out =
       impl_->Request(rp::MessageType::kShare, w.payload(), -1, timeout_seconds, fd);
   if (out.ok() && out->ok() && *fd < 0) {

@@ -114,8 +114,9 @@ class Runner {
   // back in CallOutcome::detail.
   //
   // Memory of `bytes` laid out like this runner's arena (device memory on a GPU, else a memfd);
-  // *fd receives its descriptor, which the caller closes.
-  Result<CallOutcome> ShareArena(uint64_t bytes, int* fd, double timeout_seconds);
+  // *fd receives its descriptor, which the caller closes. The same memory again for the same
+  // `token` and size, fresh memory for another token (another candidate).
+  Result<CallOutcome> ShareArena(uint64_t bytes, uint64_t token, int* fd, double timeout_seconds);
   // Makes the memory another runner shared (`fd`, `bytes`) this runner's arena.
   Result<CallOutcome> MapSharedArena(int fd, uint64_t bytes, double timeout_seconds);
   // Draws the call's inputs into this runner's tensors (on the GPU for a GPU runner) from
