@@ -76,7 +76,6 @@ class Distribution:
 class Checker:
     def __init__(self, server):
         self.server = server
-        self.torch = server.torch
         self.peer = None  # the memory shared with the candidate: nbytes, tensor, keep (owners)
         self.guard = None  # the guard bytes of the last POISON, on the device
         self.guard_bytes = b""
@@ -98,7 +97,6 @@ class Checker:
         return p.reply_payload(), self.peer.fd
 
     def _allocate(self, nbytes):
-        torch = self.torch
         if self.server.device == "cpu":
             fd = os.memfd_create("kope-shared", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
             try:
@@ -150,8 +148,8 @@ class Checker:
         `perturb`, redraws one element of each input to a different value instead."""
         s = self.server
         s.ready()
-        seed, perturb = r.take("=Q"), r.take("=B")
         spec = r.call_spec(s.arena_bytes)
+        seed, perturb = r.take("=Q"), r.take("=B")
         dists = [Distribution(r.take("=B"), *[r.take("=d") for _ in range(6)], r.take("=i"))
                  for _ in spec.inputs]
         if not r.at_end() or any(d.kind > 5 for d in dists):
@@ -195,45 +193,41 @@ class Checker:
     # -- REF_CALL ----------------------------------------------------------------------------
     def reference_call(self, r):
         """Gives the candidate the inputs, runs the reference, puts back any input the
-        reference wrote, answers its outputs' fingerprints."""
+        reference wrote; with `summarize`, answers its outputs' fingerprints. A failure is the
+        serve loop's KERNEL_ERROR (the task's reference failed)."""
         s = self.server
         s.ready()
         spec = r.call_spec(s.arena_bytes)
+        summarize = r.take("=B")
         if not r.at_end():
             raise p.ProtocolError("trailing bytes after REF_CALL")
         inputs_ranges = [x.byte_range(s.arena_bytes) for x in spec.inputs]
         for offset, nbytes in inputs_ranges:
             self._peer(offset, nbytes)
-        s.copy_ns = 0
         s.inputs_resident = False
-        try:
-            for offset, nbytes in inputs_ranges:
-                self._peer(offset, nbytes).copy_(self._own(offset, nbytes))
-            inputs, outputs = s.tensors(spec)
-            ns, results, _ = s.kernel.timed(inputs, None, s.host_address)
-            s.kernel.store(results, outputs)
-            if not all(self.torch.equal(self._own(o, n), self._peer(o, n))
-                       for o, n in inputs_ranges):
-                # The reference wrote its inputs in place, or the candidate's process wrote its
-                # slots meanwhile: the trial's inputs are drawn again from the same seeds, for
-                # the reference and the candidate alike.
-                if not self.draws:
-                    raise p.ProtocolError("REF_CALL before DRAW")
-                for draw in self.draws:
-                    self._draw(*draw)
-                for offset, nbytes in inputs_ranges:
-                    self._peer(offset, nbytes).copy_(self._own(offset, nbytes))
-            summary = [self._fingerprint(x, s.arena_bytes) for x in spec.outputs]
-            if s.mirror is not None:
-                self.torch.cuda.synchronize()
-        except p.ProtocolError:
-            raise
-        except Exception as e:
-            from .serve import describe_error
-            return p.reply_payload(p.KERNEL_ERROR, rc=1, message=describe_error(e),
-                                   copy_ns=s.copy_ns)
-        return p.reply_payload(ns=[ns], message=json.dumps({"outputs": summary}),
-                               copy_ns=s.copy_ns)
+        self._give_inputs(inputs_ranges)
+        inputs, outputs = s.tensors(spec)
+        ns, results, _ = s.kernel.timed(inputs, None, s.host_address)
+        s.kernel.store(results, outputs)
+        if not all(torch.equal(self._own(o, n), self._peer(o, n)) for o, n in inputs_ranges):
+            # The reference wrote its inputs in place, or the candidate's process wrote its
+            # slots meanwhile: the trial's inputs are drawn again from the same seeds, for the
+            # reference and the candidate alike.
+            if not self.draws:
+                raise p.ProtocolError("REF_CALL before DRAW")
+            for draw in self.draws:
+                self._draw(*draw)
+            self._give_inputs(inputs_ranges)
+        summary = [self._fingerprint(x, s.arena_bytes) for x in spec.outputs] if summarize \
+            else None
+        if s.mirror is not None:
+            torch.cuda.synchronize()
+        return p.reply_payload(ns=[ns], message=json.dumps({"outputs": summary}) if summarize
+                               else "")
+
+    def _give_inputs(self, ranges):
+        for offset, nbytes in ranges:
+            self._peer(offset, nbytes).copy_(self._own(offset, nbytes))
 
     def _fingerprint(self, slot, arena_bytes):
         """Whether there are several elements, all equal, and a position-weighted sum of the
@@ -264,7 +258,6 @@ class Checker:
     # -- POISON ------------------------------------------------------------------------------
     def poison(self, r):
         """Fills each candidate output with one element's bit pattern, and the guard after it."""
-        torch = self.torch
         guard = r.take_bytes(1 << 16)
         items = []
         for _ in range(r.take("=I")):
@@ -304,14 +297,14 @@ class Checker:
         result = {"input": -1, "guard": None, "outputs": []}
         for i, slot in enumerate(spec.inputs):
             offset, nbytes = slot.byte_range(s.arena_bytes)
-            if not self.torch.equal(self._peer(offset, nbytes), self._own(offset, nbytes)):
+            if not torch.equal(self._peer(offset, nbytes), self._own(offset, nbytes)):
                 result["input"] = i
                 return p.reply_payload(message=json.dumps(result))
         for o, slot in enumerate(spec.outputs):
             offset, nbytes = slot.byte_range(s.arena_bytes)
             g = self._peer(offset + nbytes, self.guard.numel())
-            if not self.torch.equal(g, self.guard):
-                result["guard"] = [o, int((g != self.guard).to(self.torch.uint8).argmax())]
+            if not torch.equal(g, self.guard):
+                result["guard"] = [o, int((g != self.guard).to(torch.uint8).argmax())]
                 break
             dtype = torch_dtype(slot.dtype)
             c = self.compare(self._own(offset, nbytes).view(dtype),
@@ -341,7 +334,6 @@ class Checker:
         value within atol + rtol * |expected|, in float64. A chunk that passes the fast test
         (finite expected, |actual - expected| within the bound) is done; any other goes through
         the exact rules, which also give the errors."""
-        torch = self.torch
         out = {"mismatches": 0, "first": -1, "expected": "0x0p+0", "actual": "0x0p+0",
                "max_abs": "0x0p+0", "max_rel": "0x0p+0", "nan_inf": False}
         if expected.device.type == "cuda" and expected.numel() >= FUSED_MIN_ELEMENTS and \

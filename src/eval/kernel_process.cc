@@ -164,51 +164,36 @@ Result<CallOutcome> KernelProcess::Prepare(ArenaLayout layout, double timeout_se
 
 Result<CallOutcome> KernelProcess::ShareArena(const KernelProcess& for_process, int* fd,
                                               double timeout_seconds) {
-  KOPE_ASSIGN_OR_RETURN(
-      CallOutcome out,
-      runner_->ShareArena(layout_.total_bytes, for_process.serial_, fd, timeout_seconds));
-  Account(out, "map");
-  return out;
+  return Accounted(
+      runner_->ShareArena(layout_.total_bytes, for_process.serial_, fd, timeout_seconds), "map");
 }
 
 Result<CallOutcome> KernelProcess::PrepareShared(ArenaLayout layout, int fd,
                                                  double timeout_seconds) {
   layout_ = std::move(layout);
   shared_ = true;
-  KOPE_ASSIGN_OR_RETURN(CallOutcome out,
-                        runner_->MapSharedArena(fd, layout_.total_bytes, timeout_seconds));
-  Account(out, "map");
-  return out;
+  return Accounted(runner_->MapSharedArena(fd, layout_.total_bytes, timeout_seconds), "map");
 }
 
 Result<CallOutcome> KernelProcess::Draw(uint64_t seed, bool perturb,
                                         const std::vector<Runner::DrawSpec>& distributions,
                                         double timeout_seconds) {
-  KOPE_ASSIGN_OR_RETURN(CallOutcome out, runner_->Draw(layout_.calls[0], seed, perturb,
-                                                       distributions, timeout_seconds));
-  Account(out, "check");
-  return out;
+  return Accounted(runner_->Draw(layout_.calls[0], seed, perturb, distributions, timeout_seconds),
+                   "check");
 }
 
-Result<CallOutcome> KernelProcess::ReferenceCall(double timeout_seconds) {
-  KOPE_ASSIGN_OR_RETURN(CallOutcome out, runner_->ReferenceCall(layout_.calls[0], timeout_seconds));
-  Account(out, "call");
-  return out;
+Result<CallOutcome> KernelProcess::ReferenceCall(bool summarize, double timeout_seconds) {
+  return Accounted(runner_->ReferenceCall(layout_.calls[0], summarize, timeout_seconds), "call");
 }
 
 Result<CallOutcome> KernelProcess::Poison(const std::vector<Runner::PoisonSpan>& spans,
                                           const std::string& guard, double timeout_seconds) {
-  KOPE_ASSIGN_OR_RETURN(CallOutcome out, runner_->Poison(spans, guard, timeout_seconds));
-  Account(out, "check");
-  return out;
+  return Accounted(runner_->Poison(spans, guard, timeout_seconds), "check");
 }
 
 Result<CallOutcome> KernelProcess::Check(const std::vector<std::pair<double, double>>& tolerances,
                                          double timeout_seconds) {
-  KOPE_ASSIGN_OR_RETURN(CallOutcome out,
-                        runner_->Check(layout_.calls[0], tolerances, timeout_seconds));
-  Account(out, "check");
-  return out;
+  return Accounted(runner_->Check(layout_.calls[0], tolerances, timeout_seconds), "check");
 }
 
 void KernelProcess::AdoptArenas(std::vector<std::unique_ptr<SharedArena>> arenas) {
@@ -227,6 +212,11 @@ std::vector<std::unique_ptr<SharedArena>> KernelProcess::ReleaseArenas() {
   return arenas;
 }
 
+Result<CallOutcome> KernelProcess::Accounted(Result<CallOutcome> outcome, const char* request) {
+  if (outcome.ok()) Account(*outcome, request);
+  return outcome;
+}
+
 void KernelProcess::Account(const CallOutcome& outcome, const char* request) {
   double kernel = 0;
   for (int64_t ns : outcome.ns) kernel += static_cast<double>(ns) * 1e-9;
@@ -238,18 +228,12 @@ void KernelProcess::Account(const CallOutcome& outcome, const char* request) {
 }
 
 Result<CallOutcome> KernelProcess::Call(int rotation, double timeout_seconds) {
-  KOPE_ASSIGN_OR_RETURN(
-      CallOutcome outcome,
-      runner_->Call(layout_.calls[static_cast<size_t>(rotation)], timeout_seconds));
-  Account(outcome, "call");
-  return outcome;
+  return Accounted(runner_->Call(layout_.calls[static_cast<size_t>(rotation)], timeout_seconds),
+                   "call");
 }
 
 Result<CallOutcome> KernelProcess::Time(int count, bool flush, double timeout_seconds) {
-  KOPE_ASSIGN_OR_RETURN(CallOutcome outcome,
-                        runner_->Time(layout_.calls, count, flush, timeout_seconds));
-  Account(outcome, "time");
-  return outcome;
+  return Accounted(runner_->Time(layout_.calls, count, flush, timeout_seconds), "time");
 }
 
 }  // namespace kope

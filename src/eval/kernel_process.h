@@ -82,7 +82,7 @@ class KernelProcess {
   Result<CallOutcome> Draw(uint64_t seed, bool perturb,
                            const std::vector<Runner::DrawSpec>& distributions,
                            double timeout_seconds);
-  Result<CallOutcome> ReferenceCall(double timeout_seconds);
+  Result<CallOutcome> ReferenceCall(bool summarize, double timeout_seconds);
   Result<CallOutcome> Poison(const std::vector<Runner::PoisonSpan>& spans, const std::string& guard,
                              double timeout_seconds);
   Result<CallOutcome> Check(const std::vector<std::pair<double, double>>& tolerances,
@@ -120,6 +120,8 @@ class KernelProcess {
   KernelProcess(std::string role, std::unique_ptr<Runner> runner)
       : role_(std::move(role)), runner_(std::move(runner)) {}
   void Account(const CallOutcome& outcome, const char* request);
+  // `outcome`, booked by Account when the request got an answer.
+  Result<CallOutcome> Accounted(Result<CallOutcome> outcome, const char* request);
 
   std::string role_;
   std::unique_ptr<Runner> runner_;

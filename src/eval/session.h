@@ -44,7 +44,7 @@ struct EvalSession {
     bool constant = false;
     uint64_t hash = 0;
   };
-  std::vector<OutputSummary> reference_summary;  // of the reference's last outputs
+  std::vector<OutputSummary> reference_summary;  // of the last summarized reference outputs
 
   EvalSession(const Task& t, const EvalOptions& o, std::string lang)
       : task(t), options(o), language(std::move(lang)) {}
@@ -61,12 +61,12 @@ struct EvalSession {
   Status PerturbInputs(const ArenaLayout& layout, int trial, std::mt19937_64& rng);
   Status DrawInReference(const ArenaLayout& layout, int trial, std::mt19937_64& rng, bool perturb);
   // The reference's outputs where they lie, in its arena: valid until it runs again (none when
-  // checked in the reference).
+  // checked in the reference). With `summarize`, reference_summary describes them.
   using Expected = std::vector<const uint8_t*>;
-  Result<Expected> ReferenceOutputs(const ArenaLayout& layout, const SizeSet& set);
-  // `previous`: the hashes of the last trial's reference outputs (empty at first).
-  Status CheckReferenceDependsOnInputs(const ArenaLayout& layout, const Expected& expected,
-                                       std::vector<uint64_t>* previous);
+  Result<Expected> ReferenceOutputs(const ArenaLayout& layout, const SizeSet& set, bool summarize);
+  // From reference_summary; `previous`: the hashes of the last trial's reference outputs (empty
+  // at first).
+  Status CheckReferenceDependsOnInputs(const ArenaLayout& layout, std::vector<uint64_t>* previous);
   Result<bool> CheckCandidateCall(const ArenaLayout& layout, const SizeSet& set, int trial,
                                   const Expected& expected, Poison poison,
                                   const std::string& reason);

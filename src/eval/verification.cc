@@ -114,24 +114,26 @@ Status EvalSession::PerturbInputs(const ArenaLayout& layout, int trial, std::mt1
 }
 
 Result<EvalSession::Expected> EvalSession::ReferenceOutputs(const ArenaLayout& layout,
-                                                            const SizeSet& set) {
-  if (check_in_reference) {
-    KOPE_ASSIGN_OR_RETURN(CallOutcome call, reference->ReferenceCall(options.call_timeout_seconds));
-    if (!call.ok()) {
-      return Status::FailedPrecondition("the task's reference failed at " + set.label + ": " +
-                                        call.detail + " (rc " + std::to_string(call.rc) + ")");
+                                                            const SizeSet& set, bool summarize) {
+  const double timeout = options.call_timeout_seconds;
+  if (!check_in_reference) {
+    for (size_t o = 0; o < layout.outputs.size(); ++o) {
+      FillPoison(reference->output(o), layout.outputs[o].dtype, layout.outputs[o].count,
+                 Poison::kNanA);
     }
-    KOPE_ASSIGN_OR_RETURN(reference_summary, ParseReferenceSummary(call.detail, layout));
-    return Expected{};
   }
-  for (size_t o = 0; o < layout.outputs.size(); ++o) {
-    FillPoison(reference->output(o), layout.outputs[o].dtype, layout.outputs[o].count,
-               Poison::kNanA);
-  }
-  KOPE_ASSIGN_OR_RETURN(CallOutcome call, reference->Call(0, options.call_timeout_seconds));
+  KOPE_ASSIGN_OR_RETURN(CallOutcome call, check_in_reference
+                                              ? reference->ReferenceCall(summarize, timeout)
+                                              : reference->Call(0, timeout));
   if (!call.ok()) {
     return Status::FailedPrecondition("the task's reference failed at " + set.label + ": " +
                                       call.detail + " (rc " + std::to_string(call.rc) + ")");
+  }
+  if (check_in_reference) {
+    if (summarize) {
+      KOPE_ASSIGN_OR_RETURN(reference_summary, ParseReferenceSummary(call.detail, layout));
+    }
+    return Expected{};
   }
   // A reference that writes its inputs in place (PyTorch code may) gets them back from the
   // candidate's copy, which every candidate call is checked to leave as written: the next
@@ -144,13 +146,7 @@ Result<EvalSession::Expected> EvalSession::ReferenceOutputs(const ArenaLayout& l
   }
   Expected expected;
   for (size_t o = 0; o < layout.outputs.size(); ++o) expected.push_back(reference->output(o));
-  return expected;
-}
-
-Status EvalSession::CheckReferenceDependsOnInputs(const ArenaLayout& layout,
-                                                  const Expected& expected,
-                                                  std::vector<uint64_t>* previous) {
-  if (!check_in_reference) {
+  if (summarize) {
     reference_summary.clear();
     for (size_t o = 0; o < expected.size(); ++o) {
       const auto& out = layout.outputs[o];
@@ -159,6 +155,11 @@ Status EvalSession::CheckReferenceDependsOnInputs(const ArenaLayout& layout,
            BufferHash(expected[o], out.bytes)});
     }
   }
+  return expected;
+}
+
+Status EvalSession::CheckReferenceDependsOnInputs(const ArenaLayout& layout,
+                                                  std::vector<uint64_t>* previous) {
   std::vector<uint64_t> hashes;
   for (size_t o = 0; o < reference_summary.size(); ++o) {
     bool constant = reference_summary[o].constant;
@@ -318,10 +319,10 @@ Result<bool> EvalSession::Verify(const std::vector<SizeSet>& sets, int trials,
                std::to_string(trials));
       std::mt19937_64 rng(SecretSeed());
       KOPE_RETURN_IF_ERROR(WriteInputs(layout, trial, rng));
-      KOPE_ASSIGN_OR_RETURN(Expected expected, ReferenceOutputs(layout, set));
-      if (first_pass && set.label == "bench") {
-        KOPE_RETURN_IF_ERROR(CheckReferenceDependsOnInputs(layout, expected, &previous_reference));
-      }
+      const bool summarize = first_pass && set.label == "bench";
+      KOPE_ASSIGN_OR_RETURN(Expected expected, ReferenceOutputs(layout, set, summarize));
+      if (summarize)
+        KOPE_RETURN_IF_ERROR(CheckReferenceDependsOnInputs(layout, &previous_reference));
       // Twice on the same inputs, with different poison: unwritten elements and
       // races show; then once more after one element of every input changed.
       Poison nan = trial % 2 == 0 ? Poison::kNanA : Poison::kNanB;
@@ -332,7 +333,7 @@ Result<bool> EvalSession::Verify(const std::vector<SizeSet>& sets, int trials,
                                                    first_pass ? "runs_disagree" : failure_reason));
       if (!ok) return false;
       KOPE_RETURN_IF_ERROR(PerturbInputs(layout, trial, rng));
-      KOPE_ASSIGN_OR_RETURN(expected, ReferenceOutputs(layout, set));
+      KOPE_ASSIGN_OR_RETURN(expected, ReferenceOutputs(layout, set, false));
       KOPE_ASSIGN_OR_RETURN(ok, CheckCandidateCall(layout, set, trial, expected, nan,
                                                    first_pass ? "stale_output" : failure_reason));
       if (!ok) return false;

@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <random>
 
 #include "bubblewrap.h"
@@ -149,6 +150,11 @@ class Runner::Impl {
   Result<CallOutcome> Request(rp::MessageType type, const std::string& payload, int pass_fd,
                               double timeout_seconds, int* received_fd = nullptr);
   Result<CallOutcome> Load(const std::filesystem::path& shared_object, double timeout_seconds);
+  // A request about one call: a dead runner's outcome again, an error when no arena is mapped
+  // or `call` leaves it; else the call spec, then what `more` writes, is the payload.
+  Result<CallOutcome> CallRequest(rp::MessageType type, const CallSpec& call,
+                                  const std::function<void(rp::Writer*)>& more,
+                                  double timeout_seconds);
 
   uint64_t arena_bytes = 0;
   Protection protection;
@@ -446,6 +452,18 @@ Result<CallOutcome> Runner::Impl::Load(const std::filesystem::path& shared_objec
   return Request(rp::MessageType::kLoad, w.payload(), -1, timeout_seconds);
 }
 
+Result<CallOutcome> Runner::Impl::CallRequest(rp::MessageType type, const CallSpec& call,
+                                              const std::function<void(rp::Writer*)>& more,
+                                              double timeout_seconds) {
+  if (dead_) return dead_outcome_;
+  if (arena_bytes == 0) return Status::FailedPrecondition("no arena mapped");
+  KOPE_RETURN_IF_ERROR(runner_protocol::ValidateCall(call, arena_bytes));
+  rp::Writer w;
+  rp::WriteCallSpec(call, &w);
+  if (more) more(&w);
+  return Request(type, w.payload(), -1, timeout_seconds);
+}
+
 void Runner::Impl::Shutdown() {
   if (pid_a <= 0 || reaped_) return;
   if (!dead_ && sock_.get() >= 0) {
@@ -481,12 +499,7 @@ Result<CallOutcome> Runner::MapArena(const SharedArena& arena, double timeout_se
 }
 
 Result<CallOutcome> Runner::Call(const CallSpec& call, double timeout_seconds) {
-  if (impl_->dead()) return impl_->Request(rp::MessageType::kCall, "", -1, 0);
-  if (impl_->arena_bytes == 0) return Status::FailedPrecondition("no arena mapped");
-  KOPE_RETURN_IF_ERROR(runner_protocol::ValidateCall(call, impl_->arena_bytes));
-  rp::Writer w;
-  rp::WriteCallSpec(call, &w);
-  return impl_->Request(rp::MessageType::kCall, w.payload(), -1, timeout_seconds);
+  return impl_->CallRequest(rp::MessageType::kCall, call, nullptr, timeout_seconds);
 }
 
 Result<CallOutcome> Runner::Time(const std::vector<CallSpec>& rotation, int count, bool flush,
@@ -539,31 +552,25 @@ Result<CallOutcome> Runner::MapSharedArena(int fd, uint64_t bytes, double timeou
 Result<CallOutcome> Runner::Draw(const CallSpec& call, uint64_t seed, bool perturb,
                                  const std::vector<DrawSpec>& distributions,
                                  double timeout_seconds) {
-  if (impl_->dead()) return impl_->Request(rp::MessageType::kDraw, "", -1, 0);
-  if (impl_->arena_bytes == 0) return Status::FailedPrecondition("no arena mapped");
   if (distributions.size() != call.inputs.size()) {
     return Status::InvalidArgument("one distribution per input");
   }
-  KOPE_RETURN_IF_ERROR(runner_protocol::ValidateCall(call, impl_->arena_bytes));
-  rp::Writer w;
-  w.U64(seed);
-  w.U8(perturb ? 1 : 0);
-  rp::WriteCallSpec(call, &w);
-  for (const DrawSpec& d : distributions) {
-    w.U8(d.kind);
-    for (double v : {d.mean, d.stddev, d.low, d.high, d.low_exp, d.high_exp}) w.F64(v);
-    w.I32(d.num_distinct);
-  }
-  return impl_->Request(rp::MessageType::kDraw, w.payload(), -1, timeout_seconds);
+  auto more = [&](rp::Writer* w) {
+    w->U64(seed);
+    w->U8(perturb ? 1 : 0);
+    for (const DrawSpec& d : distributions) {
+      w->U8(d.kind);
+      for (double v : {d.mean, d.stddev, d.low, d.high, d.low_exp, d.high_exp}) w->F64(v);
+      w->I32(d.num_distinct);
+    }
+  };
+  return impl_->CallRequest(rp::MessageType::kDraw, call, more, timeout_seconds);
 }
 
-Result<CallOutcome> Runner::ReferenceCall(const CallSpec& call, double timeout_seconds) {
-  if (impl_->dead()) return impl_->Request(rp::MessageType::kReferenceCall, "", -1, 0);
-  if (impl_->arena_bytes == 0) return Status::FailedPrecondition("no arena mapped");
-  KOPE_RETURN_IF_ERROR(runner_protocol::ValidateCall(call, impl_->arena_bytes));
-  rp::Writer w;
-  rp::WriteCallSpec(call, &w);
-  return impl_->Request(rp::MessageType::kReferenceCall, w.payload(), -1, timeout_seconds);
+Result<CallOutcome> Runner::ReferenceCall(const CallSpec& call, bool summarize,
+                                          double timeout_seconds) {
+  auto more = [summarize](rp::Writer* w) { w->U8(summarize ? 1 : 0); };
+  return impl_->CallRequest(rp::MessageType::kReferenceCall, call, more, timeout_seconds);
 }
 
 Result<CallOutcome> Runner::Poison(const std::vector<PoisonSpan>& spans, const std::string& guard,
@@ -582,18 +589,16 @@ Result<CallOutcome> Runner::Poison(const std::vector<PoisonSpan>& spans, const s
 Result<CallOutcome> Runner::Check(const CallSpec& call,
                                   const std::vector<std::pair<double, double>>& tolerances,
                                   double timeout_seconds) {
-  if (impl_->dead()) return impl_->Request(rp::MessageType::kCheck, "", -1, 0);
   if (tolerances.size() != call.outputs.size()) {
     return Status::InvalidArgument("one tolerance per output");
   }
-  KOPE_RETURN_IF_ERROR(runner_protocol::ValidateCall(call, impl_->arena_bytes));
-  rp::Writer w;
-  rp::WriteCallSpec(call, &w);
-  for (const auto& [rtol, atol] : tolerances) {
-    w.F64(rtol);
-    w.F64(atol);
-  }
-  return impl_->Request(rp::MessageType::kCheck, w.payload(), -1, timeout_seconds);
+  auto more = [&](rp::Writer* w) {
+    for (const auto& [rtol, atol] : tolerances) {
+      w->F64(rtol);
+      w->F64(atol);
+    }
+  };
+  return impl_->CallRequest(rp::MessageType::kCheck, call, more, timeout_seconds);
 }
 
 const Protection& Runner::protection() const { return impl_->protection; }

@@ -381,6 +381,26 @@ TEST_F(TorchBridgeCase, CandidatesThroughOnePoolKeepTheirVerdicts) {
   }
 }
 
+// A problem whose output ignores its inputs cannot tell a right candidate from a wrong one:
+// the reference runner's fingerprints of its outputs (a ModelNew candidate is checked there)
+// must make kope refuse it, as kope's own hashes do for native candidates.
+TEST_F(TorchBridgeCase, AProblemWhoseOutputIsConstantIsRefused) {
+  KOPE_REQUIRE_BRIDGE();
+  ASSERT_NE(backend(), nullptr);
+  Result<Task> task = ImportedTask("zeroed_rows", "");
+  ASSERT_TRUE(task.ok()) << task.status().ToString();
+  EvalOptions options;
+  options.runner_exe = fs::path(KOPE_BINARY_DIR) / "kope-runner";
+  options.trials = 2;
+  options.timing.max_seconds = 0.1;
+  options.torch_compile_reference = false;
+  Evaluator evaluator(*backend(), options);
+  Result<Outcome> o = evaluator.Evaluate(*task, "class ModelNew(Model):\n    pass\n", "same.py");
+  ASSERT_FALSE(o.ok()) << FormatOutcome(*o);
+  EXPECT_EQ(o.status().code(), StatusCode::kFailedPrecondition) << o.status().ToString();
+  EXPECT_NE(o.status().message().find("is constant"), std::string::npos) << o.status().ToString();
+}
+
 INSTANTIATE_TEST_SUITE_P(Cases, TorchBridgeCase, ::testing::ValuesIn(LoadCases()),
                          [](const ::testing::TestParamInfo<Case>& param_info) {
                            return param_info.param.name;

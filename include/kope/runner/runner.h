@@ -130,8 +130,9 @@ class Runner {
   Result<CallOutcome> Draw(const CallSpec& call, uint64_t seed, bool perturb,
                            const std::vector<DrawSpec>& distributions, double timeout_seconds);
   // Copies the call's inputs to the shared memory, calls the kernel on its own copy, puts back
-  // any input it wrote.
-  Result<CallOutcome> ReferenceCall(const CallSpec& call, double timeout_seconds);
+  // any input it wrote; with `summarize`, answers whether each output is constant and a
+  // fingerprint of it.
+  Result<CallOutcome> ReferenceCall(const CallSpec& call, bool summarize, double timeout_seconds);
   struct ByteSpan {
     uint64_t offset = 0;
     uint64_t bytes = 0;
