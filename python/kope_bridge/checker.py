@@ -28,9 +28,14 @@ from .kernels import torch_dtype
 
 # Elements compared at once (float64 temporaries of 256 MiB each).
 COMPARE_CHUNK = 1 << 25
-# Outputs from this many elements on a GPU go through the fused fast test first.
+# Outputs from this many elements on a GPU go through the fused fast test first, in windows of
+# FUSED_MIN_ELEMENTS * 2^k elements, at most FUSED_MAX_WINDOW (a few static shapes: see
+# _failing_fast_test).
 FUSED_MIN_ELEMENTS = 1 << 22
+FUSED_MAX_WINDOW = 1 << 26
 _INT_OF_SIZE = {1: ("uint8", "B"), 2: ("int16", "h"), 4: ("int32", "i"), 8: ("int64", "q")}
+# DRAW's modes (Runner::DrawMode).
+DRAW_TRIAL, DRAW_PERTURB, DRAW_TIMING, DRAW_TIMING_SHARED = 0, 1, 2, 3
 
 
 def _hex(x):
@@ -143,18 +148,34 @@ class Checker:
 
     # -- DRAW --------------------------------------------------------------------------------
     def draw(self, r):
-        """Draws the call's inputs into the reference's own tensors, from the parent's secret
-        seed and each input's distribution (src/eval/inputs.cc's, with torch's generator); with
-        `perturb`, redraws one element of each input to a different value instead."""
+        """Draws the call's inputs into this runner's own tensors, from the parent's secret
+        seed and each input's distribution (src/eval/inputs.cc's, with torch's generator).
+        Modes (Runner::DrawMode): a trial's inputs; `perturb`, one element of each input redrawn
+        to a different value; `timing`, inputs TIME then calls on as they are (it uploads
+        nothing over them); `timing shared`, the same and copied to the shared memory's slots.
+        Any bridge process serves the timing modes (torch.compile's too): the same seed draws
+        the same values in each."""
         s = self.server
         s.ready()
         spec = r.call_spec(s.arena_bytes)
-        seed, perturb = r.take("=Q"), r.take("=B")
+        seed, mode = r.take("=Q"), r.take("=B")
         dists = [Distribution(r.take("=B"), *[r.take("=d") for _ in range(6)], r.take("=i"))
                  for _ in spec.inputs]
-        if not r.at_end() or any(d.kind > 5 for d in dists):
+        if not r.at_end() or any(d.kind > 5 for d in dists) or mode > DRAW_TIMING_SHARED:
             raise p.ProtocolError("malformed DRAW")
+        if mode >= DRAW_TIMING:
+            ranges = [x.byte_range(s.arena_bytes) for x in spec.inputs]
+            if mode == DRAW_TIMING_SHARED:
+                for offset, nbytes in ranges:
+                    self._peer(offset, nbytes)
+            self._draw(seed, False, spec, dists)
+            if mode == DRAW_TIMING_SHARED:
+                self._give_inputs(ranges)
+                self._synchronize()
+            s.inputs_resident = True  # until the next MAP, CALL or REF_CALL
+            return p.reply_payload()
         s.inputs_resident = False
+        perturb = mode == DRAW_PERTURB
         if not perturb:
             self.draws = []
         self.draws.append((seed, perturb, spec, dists))
@@ -177,7 +198,10 @@ class Checker:
             for start in range(0, t.numel(), COMPARE_CHUNK):
                 chunk = t[start:start + COMPARE_CHUNK]
                 chunk.copy_(d.values(chunk.numel(), chunk.dtype, generator, device))
-        if device.type == "cuda":
+        self._synchronize()
+
+    def _synchronize(self):
+        if self._own(0, 0).device.type == "cuda":
             torch.cuda.synchronize()
 
     @staticmethod
@@ -317,14 +341,30 @@ class Checker:
     def _failing_fast_test(self, expected, actual, rtol, atol):
         """Elements that fail the fast test (finite expected, |actual - expected| within the
         bound), in one pass over both tensors: torch.compile fuses it into a single reduction.
-        Compiled for static shapes (one compile per runner, dtype and bench size; a kernel made
-        for symbolic sizes is tuned for the first, small, size and reduces a large tensor on a
-        few blocks). -1 when compiling failed: eager chunks from then on."""
+        Compiled for static shapes: a kernel made for symbolic sizes is tuned for the first,
+        small, size and reduces a large tensor on a few blocks. The tensor is cut into windows
+        of a few fixed sizes (the largest power-of-two multiple of FUSED_MIN_ELEMENTS that fits,
+        at most FUSED_MAX_WINDOW), so that the same few kernels serve every problem and come
+        from the task runners' persistent compile cache after their first compile on a
+        machine; the tail under FUSED_MIN_ELEMENTS is tested eagerly. The counts stay on the
+        device until the end (one synchronization). -1 when compiling failed: eager chunks
+        from then on."""
         if self._fast is None:
             self._fast = torch.compile(_fast_test, dynamic=False)
         bounds = torch.tensor([rtol, atol], dtype=torch.float64, device=expected.device)
+        n, start = expected.numel(), 0
         try:
-            return int(self._fast(expected, actual, bounds[0], bounds[1]))
+            total = torch.zeros((), dtype=torch.int64, device=expected.device)
+            while n - start >= FUSED_MIN_ELEMENTS:
+                window = FUSED_MIN_ELEMENTS
+                while window * 2 <= min(n - start, FUSED_MAX_WINDOW):
+                    window *= 2
+                total += self._fast(expected[start:start + window], actual[start:start + window],
+                                    bounds[0], bounds[1])
+                start += window
+            if start < n:
+                total += _fast_test(expected[start:], actual[start:], bounds[0], bounds[1])
+            return int(total)
         except Exception:  # noqa: BLE001 (no compiler, a failing compile)
             self._fast = _fast_test
             return -1

@@ -2,12 +2,14 @@
 give what src/eval/compare.cc gives (verdict, count, first failure, errors), and inputs must be
 drawn from their distributions. Run by ctest: python3 -m unittest kope_bridge.checker_test."""
 import math
+import struct
 import types
 import unittest
 
 import torch
 
 from . import checker
+from . import protocol as p
 
 
 def make_checker():
@@ -91,6 +93,29 @@ class CompareTest(unittest.TestCase):
         self.assertEqual(int(checker._fast_test(e, a, bounds[0], bounds[1])), 3)
 
 
+class FusedWindowsTest(unittest.TestCase):
+    def test_windows_of_a_few_sizes_cover_every_element_once(self):
+        c = make_checker()
+        windows = []
+
+        def fake_fast(e, a, rtol, atol):  # stands for the compiled test, records its shapes
+            windows.append(e.numel())
+            return checker._fast_test(e, a, rtol, atol)
+
+        c._fast = fake_fast
+        old = checker.FUSED_MIN_ELEMENTS, checker.FUSED_MAX_WINDOW
+        checker.FUSED_MIN_ELEMENTS, checker.FUSED_MAX_WINDOW = 4, 16
+        try:
+            e = torch.zeros(45)
+            a = torch.zeros(45)
+            a[[0, 40, 44]] = 1.0  # in the first window, the last window and the eager tail
+            failing = c._failing_fast_test(e, a, 0.0, 0.5)
+        finally:
+            checker.FUSED_MIN_ELEMENTS, checker.FUSED_MAX_WINDOW = old
+        self.assertEqual(windows, [16, 16, 8, 4])  # then 1 element eagerly
+        self.assertEqual(failing, 3)
+
+
 class FingerprintTest(unittest.TestCase):
     def test_one_element_is_not_a_constant_output(self):
         host = torch.tensor([3.0, 3.0, 3.0, 2.0], dtype=torch.float32).view(torch.uint8)
@@ -166,6 +191,63 @@ class DrawTest(unittest.TestCase):
         g.manual_seed(7)
         checker.Checker._perturb(t, dist, g)
         self.assertEqual(int((t != before).sum()), 1)
+
+
+def draw_payload(seed, mode, n=16, out_offset=64):
+    """DRAW for one float32 input of n elements at offset 0 and an output at out_offset."""
+    spec = struct.pack("=II", 1, 1)
+    for offset in (0, out_offset):
+        spec += struct.pack("=iIqIQ", 0, 1, n, 0, offset)
+    dist = struct.pack("=B6di", 0, 0.0, 1.0, 0.0, 1.0, -6.0, 6.0, 8)
+    return spec + struct.pack("=QB", seed, mode) + dist
+
+
+def runner_with_arena(nbytes=256, shared=False):
+    """A checker whose runner has a host arena (no GPU), and memory it shares when asked."""
+    server = types.SimpleNamespace(torch=torch, device="cpu", mirror=None,
+                                   host=torch.zeros(nbytes, dtype=torch.uint8),
+                                   arena_bytes=nbytes, inputs_resident=False, ready=lambda: None)
+    c = checker.Checker(server)
+    if shared:
+        c.peer = types.SimpleNamespace(nbytes=nbytes, tensor=torch.zeros(nbytes, dtype=torch.uint8))
+    return c, server
+
+
+class TimingDrawTest(unittest.TestCase):
+    def test_timing_shared_draws_own_inputs_and_gives_them_to_the_shared_memory(self):
+        c, server = runner_with_arena(shared=True)
+        c.draw(p.Reader(draw_payload(99, checker.DRAW_TIMING_SHARED)))
+        own, peer = server.host[:64], c.peer.tensor[:64]
+        self.assertTrue(bool(own.view(torch.float32).ne(0).all()))
+        self.assertTrue(torch.equal(own, peer))
+        self.assertFalse(bool(c.peer.tensor[64:].ne(0).any()))  # outputs are not touched
+        self.assertTrue(server.inputs_resident)  # TIME uploads nothing over them
+        self.assertEqual(c.draws, [])  # a trial's recipe is not a timing draw's
+
+    def test_the_same_seed_draws_the_same_inputs_in_another_process(self):
+        a, sa = runner_with_arena(shared=True)
+        b, sb = runner_with_arena()
+        a.draw(p.Reader(draw_payload(5, checker.DRAW_TIMING_SHARED)))
+        b.draw(p.Reader(draw_payload(5, checker.DRAW_TIMING)))
+        self.assertTrue(torch.equal(sa.host[:64], sb.host[:64]))
+        c, sc = runner_with_arena()
+        c.draw(p.Reader(draw_payload(6, checker.DRAW_TIMING)))
+        self.assertFalse(torch.equal(sa.host[:64], sc.host[:64]))
+
+    def test_timing_shared_without_shared_memory_is_refused(self):
+        c, _ = runner_with_arena()
+        with self.assertRaises(p.ProtocolError):
+            c.draw(p.Reader(draw_payload(1, checker.DRAW_TIMING_SHARED)))
+        with self.assertRaises(p.ProtocolError):
+            c.draw(p.Reader(draw_payload(1, 4)))
+
+    def test_a_trial_draw_is_remembered_and_not_resident(self):
+        c, server = runner_with_arena(shared=True)
+        server.inputs_resident = True
+        c.draw(p.Reader(draw_payload(3, checker.DRAW_TRIAL)))
+        self.assertFalse(server.inputs_resident)
+        self.assertEqual(len(c.draws), 1)
+        self.assertFalse(bool(c.peer.tensor.ne(0).any()))  # REF_CALL gives a trial's inputs
 
 
 if __name__ == "__main__":

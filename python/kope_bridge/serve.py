@@ -74,6 +74,7 @@ class Server:
         # candidate's bench arena, its smaller check arenas, then the bench arena again, and
         # hands a spare the next candidate's arena ahead of time.
         self.arenas = {}
+        self.current = None  # the current arena's entry in self.arenas
         self.arena = None  # mmap
         self.arena_bytes = 0
         self.host = None  # torch uint8 tensor over the arena
@@ -157,7 +158,7 @@ class Server:
                     self.release_arena(arena)
                 self.arenas.clear()
                 self.release_shared()
-                self.arena = self.host = self.mirror = None
+                self.arena = self.host = self.mirror = self.current = None
                 self.arena_bytes = self.host_address = 0
                 self.device_shared = False
             self.kernel = TorchKernel(spec, self.device)
@@ -182,10 +183,11 @@ class Server:
             # The smallest other one goes: small arenas are the cheap ones to map again.
             smallest = min((k for k in self.arenas if k != key), key=lambda k: k[2])
             self.release_arena(self.arenas.pop(smallest))
+        self.current = arena
         self.arena, self.host, self.mirror = arena.mm, arena.host, arena.mirror
         self.arena_bytes, self.host_address = nbytes, arena.host.data_ptr()
         # Room for the mirrors and for this arena's input snapshots, besides the kernel's own.
-        self.cap_device_memory(sum(a.nbytes for a in self.arenas.values()) + nbytes)
+        self.cap_device_memory(sum(a.nbytes for a in self.arenas.values()) + nbytes, nbytes)
         return p.reply_payload()
 
     def map_shared(self, r, fd):
@@ -201,9 +203,11 @@ class Server:
         allocation = shared_device.import_fd(fd, nbytes)
         self.shared = types.SimpleNamespace(
             allocation=allocation, tensor=shared_device.tensor(self.torch, allocation, self.device))
+        self.current = None
         self.arena, self.host, self.mirror = None, None, self.shared.tensor
         self.arena_bytes, self.host_address = nbytes, 0
         self.device_shared = True
+        self.cap_device_memory(sum(a.nbytes for a in self.arenas.values()), nbytes)
         self.inputs_resident = False
         return p.reply_payload()
 
@@ -224,15 +228,25 @@ class Server:
         arena.host = torch.frombuffer(arena.mm, dtype=torch.uint8)
         if self.device != "cpu":
             mirrors = sum(a.nbytes for a in self.arenas.values()) + nbytes
-            self.cap_device_memory(mirrors + nbytes)  # before the new mirror is allocated
+            self.cap_device_memory(mirrors + nbytes, nbytes)  # before the mirror is allocated
             arena.mirror = torch.empty(nbytes, dtype=torch.uint8, device=self.device)
-            # Page-locked, the arena copies to and from the GPU at full speed (as kope-runner's).
-            address = arena.host.data_ptr()
-            if torch.cuda.cudart().cudaHostRegister(address, nbytes, 0) == 0:
-                arena.pinned = address
-            else:
-                torch.cuda.synchronize()  # pageable copies still work
+            arena.pin_tried = False  # pinned at its first copy (pin_current)
         return arena
+
+    def pin_current(self):
+        """Page-locked, the arena copies to and from the GPU at full speed (as kope-runner's).
+        Done at the arena's first copy, not when it is mapped: pinning populates every page
+        (seconds for ten gigabytes), and an arena whose inputs are drawn on the GPU (DRAW)
+        is never copied."""
+        arena = self.current
+        if arena is None or arena.pin_tried:
+            return
+        arena.pin_tried = True
+        address = arena.host.data_ptr()
+        if self.torch.cuda.cudart().cudaHostRegister(address, arena.nbytes, 0) == 0:
+            arena.pinned = address
+        else:
+            self.torch.cuda.synchronize()  # pageable copies still work
 
     def release_arena(self, arena):
         if arena.pinned:
@@ -241,15 +255,19 @@ class Server:
         if self.device != "cpu":
             self.torch.cuda.empty_cache()
 
-    def cap_device_memory(self, harness_bytes):
+    def cap_device_memory(self, harness_bytes, tensor_bytes=0):
         """The kernel may allocate max_device_bytes on the GPU beyond what the bridge holds for
         it (the arenas' mirrors and a verified call's input snapshots), as in kope-runner,
-        where the harness's own allocations are not counted."""
+        where the harness's own allocations are not counted; or twice its tensors' bytes
+        (`tensor_bytes`, the arena's) where that is more: PyTorch code allocates its results
+        and temporaries as it goes (KernelBench's 38_L1Norm_ takes 17 GB beyond its 17 GB
+        of tensors). Memory shared by descriptor is outside PyTorch's allocator and its cap."""
         if self.device == "cpu" or not self.args.max_device_bytes:
             return
+        allowance = max(self.args.max_device_bytes, 2 * tensor_bytes)
         total = self.torch.cuda.get_device_properties(0).total_memory
         self.torch.cuda.set_per_process_memory_fraction(
-            min(1.0, (self.args.max_device_bytes + harness_bytes) / total), 0)
+            min(1.0, (allowance + harness_bytes) / total), 0)
 
     def ready(self):
         if self.kernel is None:
@@ -279,6 +297,7 @@ class Server:
         could never show through."""
         if self.mirror is not None and not self.device_shared:
             start = time.perf_counter_ns()
+            self.pin_current()
             for s in spec.inputs:
                 offset, nbytes = s.byte_range(self.arena_bytes)
                 self.mirror[offset:offset + nbytes].copy_(self.host[offset:offset + nbytes],
@@ -306,6 +325,7 @@ class Server:
             if self.device_shared:
                 return
             start = time.perf_counter_ns()
+            self.pin_current()
             ranges = [s.byte_range(self.arena_bytes) for s in spec.outputs]
             for (offset, nbytes), before in zip([s.byte_range(self.arena_bytes)
                                                  for s in spec.inputs], inputs_before):

@@ -285,20 +285,25 @@ Result<Outcome> Evaluator::Evaluate(const Task& task, std::string_view candidate
     task_runners.push_back(std::move(r));
     return Status::Ok();
   };
-  KOPE_RETURN_IF_ERROR(add_task_runner("reference", ref, &reference_src, &s.reference,
-                                       runner_options(reference_src.language == "torch")));
-  if (base) {
-    KOPE_RETURN_IF_ERROR(add_task_runner("baseline", *base, baseline_src, &s.baseline,
-                                         runner_options(baseline_src->language == "torch")));
-  }
-  if (compiled) {
-    // torch.compile's caches persist between evaluations (the problem is task code).
-    RunnerOptions o = runner_options(true);
+  // A PyTorch task's runners run task code only: torch.compile's caches persist between
+  // evaluations for them (the compiled reference point's, the reference's comparisons).
+  auto task_runner_options = [&](bool torch) {
+    RunnerOptions o = runner_options(torch);
     std::error_code ec;
-    if (fs::is_directory(TorchCompileCacheDir(), ec)) {
+    if (torch && fs::is_directory(TorchCompileCacheDir(), ec)) {
       o.sandbox.writable.push_back(TorchCompileCacheDir());
     }
-    KOPE_RETURN_IF_ERROR(add_task_runner("compiled", *compiled, nullptr, &s.compiled, o));
+    return o;
+  };
+  KOPE_RETURN_IF_ERROR(add_task_runner("reference", ref, &reference_src, &s.reference,
+                                       task_runner_options(reference_src.language == "torch")));
+  if (base) {
+    KOPE_RETURN_IF_ERROR(add_task_runner("baseline", *base, baseline_src, &s.baseline,
+                                         task_runner_options(baseline_src->language == "torch")));
+  }
+  if (compiled) {
+    KOPE_RETURN_IF_ERROR(
+        add_task_runner("compiled", *compiled, nullptr, &s.compiled, task_runner_options(true)));
   }
   const RunnerOptions candidate_runner = runner_options(torch_candidate);
   KOPE_ASSIGN_OR_RETURN(std::unique_ptr<KernelProcess> candidate_process,

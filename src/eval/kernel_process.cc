@@ -175,11 +175,13 @@ Result<CallOutcome> KernelProcess::PrepareShared(ArenaLayout layout, int fd,
   return Accounted(runner_->MapSharedArena(fd, layout_.total_bytes, timeout_seconds), "map");
 }
 
-Result<CallOutcome> KernelProcess::Draw(uint64_t seed, bool perturb,
+Result<CallOutcome> KernelProcess::Draw(int rotation, uint64_t seed, Runner::DrawMode mode,
                                         const std::vector<Runner::DrawSpec>& distributions,
                                         double timeout_seconds) {
-  return Accounted(runner_->Draw(layout_.calls[0], seed, perturb, distributions, timeout_seconds),
-                   "check");
+  const bool timing = mode == Runner::DrawMode::kTiming || mode == Runner::DrawMode::kTimingShared;
+  return Accounted(runner_->Draw(layout_.calls[static_cast<size_t>(rotation)], seed, mode,
+                                 distributions, timeout_seconds),
+                   timing ? "time" : "check");
 }
 
 Result<CallOutcome> KernelProcess::ReferenceCall(bool summarize, double timeout_seconds) {

@@ -78,8 +78,10 @@ class KernelProcess {
   // The candidate's side: `layout` in the memory the reference shared. Until the next Prepare
   // the process has no arena of the parent's (arena() is null).
   Result<CallOutcome> PrepareShared(ArenaLayout layout, int fd, double timeout_seconds);
-  // The reference's side: draws the inputs (Runner::Draw), calls the kernel on them.
-  Result<CallOutcome> Draw(uint64_t seed, bool perturb,
+  // Draws the inputs of rotation set `rotation` (Runner::Draw); the reference's side also
+  // calls the kernel on them (ReferenceCall). Timing's draws are booked as "time", the others
+  // as "check".
+  Result<CallOutcome> Draw(int rotation, uint64_t seed, Runner::DrawMode mode,
                            const std::vector<Runner::DrawSpec>& distributions,
                            double timeout_seconds);
   Result<CallOutcome> ReferenceCall(bool summarize, double timeout_seconds);

@@ -59,7 +59,7 @@ struct EvalSession {
   // Verification steps (verification.cc).
   Status WriteInputs(const ArenaLayout& layout, int trial, std::mt19937_64& rng);
   Status PerturbInputs(const ArenaLayout& layout, int trial, std::mt19937_64& rng);
-  Status DrawInReference(const ArenaLayout& layout, int trial, std::mt19937_64& rng, bool perturb);
+  Status DrawInReference(int trial, std::mt19937_64& rng, bool perturb);
   // The reference's outputs where they lie, in its arena: valid until it runs again (none when
   // checked in the reference). With `summarize`, reference_summary describes them.
   using Expected = std::vector<const uint8_t*>;
@@ -94,6 +94,8 @@ struct EvalSession {
 
 // A secret seed for one trial: never derived from anything the candidate can see.
 uint64_t SecretSeed();
+// The task's input distributions for `trial`, for the bridge's DRAW requests.
+std::vector<Runner::DrawSpec> DrawSpecs(const Task& task, int trial);
 
 // The reference runner's JSON answers (python/kope_bridge/checker.py).
 Result<std::vector<EvalSession::OutputSummary>> ParseReferenceSummary(const std::string& json,

@@ -45,10 +45,20 @@ Result<bool> EvalSession::Time() {
                             std::max(1, policy.rotation_sets));
   KOPE_ASSIGN_OR_RETURN(ArenaLayout layout, ArenaLayout::Build(task, bench, rotation));
 
+  // Checked in the reference, with the reference as the baseline and every timed process a
+  // bridge, each draws its timing inputs on its device from the same seeds (the reference also
+  // into the candidate's slots of the memory it shares): no tensor crosses between host and GPU.
+  // Otherwise the parent draws them and every runner uploads them once.
+  const bool drawn_by_runners =
+      check_in_reference && baseline == nullptr && (compiled == nullptr || compiled->bridge());
   KernelProcess& base = baseline_process();
   KOPE_ASSIGN_OR_RETURN(CallOutcome mapped, base.Prepare(layout, timeout));
   if (!mapped.ok()) return Status::Internal("the baseline runner failed: " + mapped.detail);
-  KOPE_ASSIGN_OR_RETURN(mapped, candidate->Prepare(layout, timeout));
+  if (drawn_by_runners) {
+    KOPE_ASSIGN_OR_RETURN(mapped, PrepareShared(layout));
+  } else {
+    KOPE_ASSIGN_OR_RETURN(mapped, candidate->Prepare(layout, timeout));
+  }
   if (!CandidateCallOk(mapped, "mapping buffers for timing")) return false;
 
   // A reference point that fails (torch.compile without a working compiler) is dropped with a
@@ -67,7 +77,19 @@ Result<bool> EvalSession::Time() {
 
   // The same fresh inputs for all, in every rotation set.
   std::mt19937_64 rng(SecretSeed());
-  for (int r = 0; r < rotation; ++r) {
+  for (int r = 0; drawn_by_runners && r < rotation; ++r) {
+    const uint64_t seed = rng();
+    const std::vector<Runner::DrawSpec> specs = DrawSpecs(task, 0);
+    KOPE_ASSIGN_OR_RETURN(CallOutcome drawn, base.Draw(r, seed, Runner::DrawMode::kTimingShared,
+                                                       specs, CheckerTimeout()));
+    if (!drawn.ok()) return Status::Internal("the baseline runner failed: " + drawn.detail);
+    if (compiled) {
+      Result<CallOutcome> d =
+          compiled->Draw(r, seed, Runner::DrawMode::kTiming, specs, CheckerTimeout());
+      if (!d.ok() || !d->ok()) drop_compiled(d.ok() ? d->detail : d.status().message());
+    }
+  }
+  for (int r = 0; !drawn_by_runners && r < rotation; ++r) {
     for (size_t i = 0; i < layout.inputs.size(); ++i) {
       const auto& dists = task.inputs[i].distributions;
       Distribution dist = dists.empty() ? Distribution{} : dists[0];
@@ -79,7 +101,9 @@ Result<bool> EvalSession::Time() {
   if (compiled) {
     // torch.compile compiles on the first call: it gets the time a compiler needs.
     Progress("torch.compile the baseline");
-    Result<CallOutcome> first = compiled->Call(0, kCompileSeconds);
+    // A TIME, not a CALL: the inputs stay as drawn (a CALL uploads the parent's arena over
+    // them), and no output is copied back for nothing.
+    Result<CallOutcome> first = compiled->Time(1, /*flush=*/false, kCompileSeconds);
     if (first.ok()) outcome.compiled_first_call_seconds = first->parent_seconds;
     if (!first.ok() || !first->ok())
       drop_compiled(first.ok() ? first->detail : first.status().message());

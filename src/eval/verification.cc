@@ -28,6 +28,16 @@ Distribution TrialDistribution(const TensorSpec& spec, int trial) {
 
 }  // namespace
 
+std::vector<Runner::DrawSpec> DrawSpecs(const Task& task, int trial) {
+  std::vector<Runner::DrawSpec> specs;
+  for (const TensorSpec& input : task.inputs) {
+    const Distribution d = TrialDistribution(input, trial);
+    specs.push_back({static_cast<uint8_t>(d.kind), d.mean, d.stddev, d.low, d.high, d.low_exp,
+                     d.high_exp, d.num_distinct});
+  }
+  return specs;
+}
+
 uint64_t SecretSeed() {
   std::random_device device;
   return (static_cast<uint64_t>(device()) << 32) ^ device();
@@ -60,16 +70,10 @@ bool EvalSession::CandidateCallOk(const CallOutcome& call, const std::string& wh
 
 // Checked in the reference, the reference runner draws the inputs itself from a secret seed:
 // they never cross between host and GPU.
-Status EvalSession::DrawInReference(const ArenaLayout& layout, int trial, std::mt19937_64& rng,
-                                    bool perturb) {
-  std::vector<Runner::DrawSpec> specs;
-  for (size_t i = 0; i < layout.inputs.size(); ++i) {
-    const Distribution d = TrialDistribution(task.inputs[i], trial);
-    specs.push_back({static_cast<uint8_t>(d.kind), d.mean, d.stddev, d.low, d.high, d.low_exp,
-                     d.high_exp, d.num_distinct});
-  }
+Status EvalSession::DrawInReference(int trial, std::mt19937_64& rng, bool perturb) {
+  const auto mode = perturb ? Runner::DrawMode::kPerturb : Runner::DrawMode::kTrial;
   KOPE_ASSIGN_OR_RETURN(CallOutcome drawn,
-                        reference->Draw(rng(), perturb, specs, CheckerTimeout()));
+                        reference->Draw(0, rng(), mode, DrawSpecs(task, trial), CheckerTimeout()));
   if (!drawn.ok()) {
     return Status::Internal("the reference runner could not draw inputs: " + drawn.detail);
   }
@@ -78,7 +82,7 @@ Status EvalSession::DrawInReference(const ArenaLayout& layout, int trial, std::m
 
 // Draws a trial's inputs into both arenas and remembers their hashes.
 Status EvalSession::WriteInputs(const ArenaLayout& layout, int trial, std::mt19937_64& rng) {
-  if (check_in_reference) return DrawInReference(layout, trial, rng, false);
+  if (check_in_reference) return DrawInReference(trial, rng, false);
   input_hashes.clear();
   for (size_t i = 0; i < layout.inputs.size(); ++i) {
     uint8_t* ref_in = reference->input(0, i);
@@ -94,7 +98,7 @@ Status EvalSession::WriteInputs(const ArenaLayout& layout, int trial, std::mt199
 // the old one): a kernel that keys a cache on a sample of its input replays a
 // stale output here, a correct one recomputes.
 Status EvalSession::PerturbInputs(const ArenaLayout& layout, int trial, std::mt19937_64& rng) {
-  if (check_in_reference) return DrawInReference(layout, trial, rng, true);
+  if (check_in_reference) return DrawInReference(trial, rng, true);
   for (size_t i = 0; i < layout.inputs.size(); ++i) {
     const auto& t = layout.inputs[i];
     size_t esize = DTypeSize(t.dtype);

@@ -549,7 +549,7 @@ Result<CallOutcome> Runner::MapSharedArena(int fd, uint64_t bytes, double timeou
   return out;
 }
 
-Result<CallOutcome> Runner::Draw(const CallSpec& call, uint64_t seed, bool perturb,
+Result<CallOutcome> Runner::Draw(const CallSpec& call, uint64_t seed, DrawMode mode,
                                  const std::vector<DrawSpec>& distributions,
                                  double timeout_seconds) {
   if (distributions.size() != call.inputs.size()) {
@@ -557,7 +557,7 @@ Result<CallOutcome> Runner::Draw(const CallSpec& call, uint64_t seed, bool pertu
   }
   auto more = [&](rp::Writer* w) {
     w->U64(seed);
-    w->U8(perturb ? 1 : 0);
+    w->U8(static_cast<uint8_t>(mode));
     for (const DrawSpec& d : distributions) {
       w->U8(d.kind);
       for (double v : {d.mean, d.stddev, d.low, d.high, d.low_exp, d.high_exp}) w->F64(v);

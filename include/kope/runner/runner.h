@@ -120,14 +120,20 @@ class Runner {
   // Makes the memory another runner shared (`fd`, `bytes`) this runner's arena.
   Result<CallOutcome> MapSharedArena(int fd, uint64_t bytes, double timeout_seconds);
   // Draws the call's inputs into this runner's tensors (on the GPU for a GPU runner) from
-  // `seed`, input i from distributions[i] (a task's Distribution, field by field); with
-  // `perturb`, redraws one element of every input to a different value instead.
+  // `seed`, input i from distributions[i] (a task's Distribution, field by field). The same
+  // seed draws the same values in every bridge process on the same kind of device.
   struct DrawSpec {
     uint8_t kind = 0;  // Distribution::Kind
     double mean = 0, stddev = 1, low = 0, high = 1, low_exp = -6, high_exp = 6;
     int32_t num_distinct = 8;
   };
-  Result<CallOutcome> Draw(const CallSpec& call, uint64_t seed, bool perturb,
+  enum class DrawMode : uint8_t {
+    kTrial = 0,         // a verification trial's inputs (REF_CALL gives them to the shared memory)
+    kPerturb = 1,       // one element of every input redrawn to a different value
+    kTiming = 2,        // inputs for TIME: they stay this runner's, TIME uploads nothing over them
+    kTimingShared = 3,  // kTiming, and copied to the same slots of the memory this runner shares
+  };
+  Result<CallOutcome> Draw(const CallSpec& call, uint64_t seed, DrawMode mode,
                            const std::vector<DrawSpec>& distributions, double timeout_seconds);
   // Copies the call's inputs to the shared memory, calls the kernel on its own copy, puts back
   // any input it wrote; with `summarize`, answers whether each output is constant and a

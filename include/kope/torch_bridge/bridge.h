@@ -42,7 +42,7 @@ enum class TorchMode {
 std::string_view TorchModeName(TorchMode mode);
 
 // Where torch.compile's caches persist between evaluations (DefaultCacheDir()/torch-compile):
-// the compiled baseline's process gets it writable (task code only; candidates never do).
+// a PyTorch task's runners get it writable (task code only; candidates never do).
 std::filesystem::path TorchCompileCacheDir();
 
 // Whether a candidate file name is a KernelBench-format candidate (a .py file).
