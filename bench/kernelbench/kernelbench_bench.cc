@@ -143,6 +143,9 @@ int main(int argc, char** argv) {
           Request(*o, "call"), Request(*o, "check"), Request(*o, "time"), Request(*o, "copy"),
           o->runners_reused, o->runners_from_spares, o->compile_seconds,
           o->compiled_first_call_seconds);
+      if (o->verdict != Verdict::kValid) {  // what went wrong, for the next run to start from
+        std::printf("  %s %s\n", o->message.c_str(), o->runtime_detail.substr(0, 600).c_str());
+      }
       std::fflush(stdout);
       (r == 0 ? row.first : row.next.emplace_back()) = *o;
     }

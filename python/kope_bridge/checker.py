@@ -77,6 +77,20 @@ class Distribution:
         pick = torch.randint(0, k, (n,), generator=generator, device=device)
         return (pick - k // 2).to(torch.float64).mul_(0.5)
 
+    def fill(self, t, generator):
+        """Draws every element of the 1-D tensor t: in place and in t's own dtype where torch
+        can (normal, uniform and positive floating-point inputs: one pass over t), else through
+        values() in float64 chunks."""
+        if t.dtype.is_floating_point and self.kind == 0:
+            t.normal_(self.mean, self.stddev, generator=generator)
+            return
+        if t.dtype.is_floating_point and self.kind in (1, 5) and self.high > self.low:
+            t.uniform_(self.low, self.high, generator=generator)
+            return
+        for start in range(0, t.numel(), COMPARE_CHUNK):
+            chunk = t[start:start + COMPARE_CHUNK]
+            chunk.copy_(self.values(chunk.numel(), chunk.dtype, generator, t.device))
+
 
 class Checker:
     def __init__(self, server):
@@ -195,9 +209,7 @@ class Checker:
             if perturb:
                 self._perturb(t, d, generator)
                 continue
-            for start in range(0, t.numel(), COMPARE_CHUNK):
-                chunk = t[start:start + COMPARE_CHUNK]
-                chunk.copy_(d.values(chunk.numel(), chunk.dtype, generator, device))
+            d.fill(t, generator)
         self._synchronize()
 
     def _synchronize(self):

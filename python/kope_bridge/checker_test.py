@@ -183,6 +183,42 @@ class DrawTest(unittest.TestCase):
         w = self.draw(1, dtype=torch.int64, low=5.0, high=5.0)
         self.assertEqual((int(w.min()) >= 0, int(w.max()) < 100), (True, True))
 
+    def fill(self, kind, dtype, n=20000, seed=1234, **fields):
+        d = dict(mean=0.0, stddev=1.0, low=0.0, high=1.0, low_exp=-6.0, high_exp=6.0,
+                 num_distinct=8)
+        d.update(fields)
+        dist = checker.Distribution(kind, d["mean"], d["stddev"], d["low"], d["high"],
+                                    d["low_exp"], d["high_exp"], d["num_distinct"])
+        g = torch.Generator()
+        g.manual_seed(seed)
+        t = torch.zeros(n, dtype=dtype)
+        dist.fill(t, g)
+        return t
+
+    def test_fill_draws_normal_and_uniform_in_the_tensors_own_dtype(self):
+        v = self.fill(0, torch.float32, mean=-1.0, stddev=3.0).double()
+        self.assertAlmostEqual(float(v.mean()), -1.0, delta=0.15)
+        self.assertAlmostEqual(float(v.std()), 3.0, delta=0.15)
+        u = self.fill(1, torch.bfloat16, low=2.0, high=4.0).double()
+        self.assertTrue(bool((u >= 2.0).all() and (u <= 4.0).all()))
+        self.assertGreater(float(u.std()), 0.4)  # spread over the range, not a constant
+        self.assertTrue(torch.equal(self.fill(0, torch.float16), self.fill(0, torch.float16)))
+        self.assertFalse(torch.equal(self.fill(0, torch.float16), self.fill(0, torch.float16,
+                                                                            seed=99)))
+
+    def test_fill_takes_the_float64_path_for_the_other_laws(self):
+        old = checker.COMPARE_CHUNK
+        checker.COMPARE_CHUNK = 4096  # several chunks
+        try:
+            w = self.fill(2, torch.float32, low_exp=-2.0, high_exp=2.0)
+            t = self.fill(4, torch.float32, num_distinct=4)
+            i = self.fill(1, torch.int32, low=-3.0, high=4.0)
+        finally:
+            checker.COMPARE_CHUNK = old
+        self.assertTrue(bool((w.abs() >= 1e-2 * 0.999).all() and (w.abs() <= 1e2 * 1.001).all()))
+        self.assertEqual(sorted(set(t.tolist())), [-1.0, -0.5, 0.0, 0.5])
+        self.assertEqual((int(i.min()), int(i.max())), (-3, 3))
+
     def test_perturb_changes_exactly_one_element(self):
         t = self.draw(4, n=64, num_distinct=2)
         before = t.clone()

@@ -305,6 +305,7 @@ Result<Outcome> Evaluator::Evaluate(const Task& task, std::string_view candidate
     KOPE_RETURN_IF_ERROR(
         add_task_runner("compiled", *compiled, nullptr, &s.compiled, task_runner_options(true)));
   }
+  pool.EndUnclaimedKept();  // another task's: ended before this task's kernels load and map
   const RunnerOptions candidate_runner = runner_options(torch_candidate);
   KOPE_ASSIGN_OR_RETURN(std::unique_ptr<KernelProcess> candidate_process,
                         start("candidate", candidate_runner));

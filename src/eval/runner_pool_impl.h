@@ -29,6 +29,12 @@ struct RunnerPool::Impl {
   std::unique_ptr<KernelProcess> TakeKept(const std::string& key);
   // Called when an evaluation begins: it counts the runners it starts from here on.
   void BeginEvaluation() { started_.clear(); }
+  // Ends the kept runners the current evaluation did not take (called once it has taken its
+  // own): another task's, which no later evaluation takes either (only the last evaluation's
+  // are kept), and which would hold their memory while this task's runners allocate theirs (on
+  // a GPU, tens of gigabytes at KernelBench's sizes).
+  void EndUnclaimedKept() { kept_.clear(); }
+  size_t kept() const { return kept_.size(); }
   // Keeps these task runners (those alive, and under half of `cpu_limit_seconds` of CPU time)
   // for the next evaluation, and ends every other runner still kept.
   void Keep(std::vector<std::pair<std::string, std::unique_ptr<KernelProcess>>> runners,

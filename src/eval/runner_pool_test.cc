@@ -125,6 +125,31 @@ TEST_F(RunnerPoolTest, KeepsTheTaskRunnersForTheNextCandidateOfTheSameTask) {
   EXPECT_EQ(wrong_again.runners_reused, 1);
 }
 
+TEST_F(RunnerPoolTest, AnotherTasksKeptRunnersEndBeforeTheNewTaskRuns) {
+  auto pool = std::make_shared<RunnerPool>();
+  EvalOptions options = Options(pool);
+  Evaluator evaluator(*backend_, options);
+  Outcome first = MustEvaluate(evaluator, examples_ / "gelu",
+                               ReadAll(examples_ / "gelu/optimized.cc"), "optimized.cc");
+  EXPECT_TRUE(first.valid()) << FormatOutcome(first);
+  ASSERT_GE(pool->impl().kept(), 1u);
+  // While the next task is verified, the last task's runners no longer hold their memory.
+  int steps = 0;
+  size_t most_kept = 0;
+  options.progress = [&](std::string_view line) {
+    if (line.substr(0, 6) != "verify") return;
+    ++steps;
+    most_kept = std::max(most_kept, pool->impl().kept());
+  };
+  Evaluator next_task(*backend_, options);
+  Outcome other = MustEvaluate(next_task, examples_ / "row_sum",
+                               ReadAll(examples_ / "row_sum/optimized.cc"), "optimized.cc");
+  EXPECT_TRUE(other.valid()) << FormatOutcome(other);
+  EXPECT_GT(steps, 0);
+  EXPECT_EQ(most_kept, 0u);
+  EXPECT_GE(pool->impl().kept(), 1u);  // the new task's, for its next candidate
+}
+
 TEST_F(RunnerPoolTest, EveryCandidateGetsARunnerAndFolderNoKernelUsed) {
   RunnerPoolOptions options;
   options.spares = true;

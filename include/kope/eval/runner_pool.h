@@ -5,8 +5,9 @@
 // A pool
 //  - keeps the task's own kernels (reference, baseline, torch.compile reference point) loaded
 //    after an evaluation, for the next candidate of the same task. They are task code, trusted;
-//    only the last evaluation's are kept (another task's evaluation replaces them), and never a
-//    runner that failed, died, or used half of its CPU-time limit;
+//    only the last evaluation's are kept (another task's evaluation ends them before its own
+//    kernels load, so that their memory is free for its runners), and never a runner that
+//    failed, died, or used half of its CPU-time limit;
 //  - with `spares`, starts a runner of each kind the last evaluation used ahead of time, with no
 //    kernel loaded, so that the next runner's start (PyTorch's import, a CUDA context) overlaps
 //    the current evaluation instead of adding to the next. With `spares_for_next_task` as well,
