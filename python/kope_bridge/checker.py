@@ -187,6 +187,7 @@ class Checker:
                 self._give_inputs(ranges)
                 self._synchronize()
             s.inputs_resident = True  # until the next MAP, CALL or REF_CALL
+            s.host_stale = s.mirror is not None and not getattr(s, "device_shared", False)
             return p.reply_payload()
         s.inputs_resident = False
         perturb = mode == DRAW_PERTURB

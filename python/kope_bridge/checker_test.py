@@ -10,6 +10,7 @@ import torch
 
 from . import checker
 from . import protocol as p
+from . import serve
 
 
 def make_checker():
@@ -196,6 +197,16 @@ class DrawTest(unittest.TestCase):
         return t
 
     def test_fill_draws_normal_and_uniform_in_the_tensors_own_dtype(self):
+        def no_float64_path(*args):
+            raise AssertionError("drawn through values(), not in place")
+
+        values, checker.Distribution.values = checker.Distribution.values, no_float64_path
+        try:
+            self._fill_in_place()
+        finally:
+            checker.Distribution.values = values
+
+    def _fill_in_place(self):
         v = self.fill(0, torch.float32, mean=-1.0, stddev=3.0).double()
         self.assertAlmostEqual(float(v.mean()), -1.0, delta=0.15)
         self.assertAlmostEqual(float(v.std()), 3.0, delta=0.15)
@@ -276,6 +287,18 @@ class TimingDrawTest(unittest.TestCase):
             c.draw(p.Reader(draw_payload(1, checker.DRAW_TIMING_SHARED)))
         with self.assertRaises(p.ProtocolError):
             c.draw(p.Reader(draw_payload(1, 4)))
+
+    def test_an_upload_over_inputs_drawn_for_timing_is_refused(self):
+        c, server = runner_with_arena()
+        server.mirror = torch.zeros(256, dtype=torch.uint8)  # the device copy, on the CPU here
+        server.device_shared = False
+        c.draw(p.Reader(draw_payload(8, checker.DRAW_TIMING)))
+        self.assertTrue(bool(server.mirror[:64].ne(0).any()))  # drawn into the mirror
+        self.assertFalse(bool(server.host.ne(0).any()))  # the host copy holds nothing
+        self.assertTrue(server.host_stale)
+        spec = p.Reader(draw_payload(8, 0)).call_spec(256)
+        with self.assertRaises(p.ProtocolError):
+            serve.Server.upload(server, spec)
 
     def test_a_trial_draw_is_remembered_and_not_resident(self):
         c, server = runner_with_arena(shared=True)

@@ -68,7 +68,7 @@ class TorchKernel:
             self.flusher = lib.kope_flush_from_caches
         self.l2_buffer = None
         cache = spec.get("compile_cache")
-        if cache and self.mode != "modelnew":
+        if cache and self.mode in ("eager", "compile"):
             # Persistent across evaluations: a problem compiled once is loaded from here, and
             # so are the reference's comparisons (checker.py). A candidate never gets it.
             os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(cache, "inductor")

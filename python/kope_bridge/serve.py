@@ -89,6 +89,10 @@ class Server:
         # cleared by MAP (the parent writes new inputs before it maps again) and by CALL (the
         # call's inputs are its own). kope-runner's GPU path does the same.
         self.inputs_resident = False
+        # DRAW's timing modes drew the inputs into the mirror: the arena's host pages hold none,
+        # and an upload would copy them over the drawn ones. Until the next MAP (the parent
+        # writes the arena before it maps it) an upload is a bad request.
+        self.host_stale = False
         self.copy_ns = 0  # this request's copies between the arena and the GPU
 
     def run(self):
@@ -168,12 +172,14 @@ class Server:
 
     def map(self, r, fd):
         nbytes = r.take("=Q")
-        if not r.at_end() or fd < 0 or nbytes == 0:
+        pin = r.take("=B") if not r.at_end() else 1
+        if not r.at_end() or fd < 0 or nbytes == 0 or pin > 1:
             raise p.ProtocolError("malformed MAP")
         st = os.fstat(fd)
         if st.st_size < nbytes:
             raise p.ProtocolError("the arena descriptor is smaller than announced")
         self.inputs_resident = False
+        self.host_stale = False
         self.device_shared = False
         key = (st.st_dev, st.st_ino, nbytes)
         arena = self.arenas.get(key)
@@ -188,6 +194,8 @@ class Server:
         self.arena_bytes, self.host_address = nbytes, arena.host.data_ptr()
         # Room for the mirrors and for this arena's input snapshots, besides the kernel's own.
         self.cap_device_memory(sum(a.nbytes for a in self.arenas.values()) + nbytes, nbytes)
+        if pin:
+            self.pin_current()  # now, under MAP's timeout, rather than in a timed call
         return p.reply_payload()
 
     def map_shared(self, r, fd):
@@ -207,6 +215,7 @@ class Server:
         self.arena, self.host, self.mirror = None, None, self.shared.tensor
         self.arena_bytes, self.host_address = nbytes, 0
         self.device_shared = True
+        self.host_stale = False
         self.cap_device_memory(sum(a.nbytes for a in self.arenas.values()), nbytes)
         self.inputs_resident = False
         return p.reply_payload()
@@ -223,29 +232,32 @@ class Server:
 
     def new_arena(self, fd, nbytes):
         torch = self.torch
-        arena = types.SimpleNamespace(nbytes=nbytes, mirror=None, pinned=0)
+        arena = types.SimpleNamespace(nbytes=nbytes, mirror=None, pinned=0, pin_tried=False)
         arena.mm = mmap.mmap(fd, nbytes, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
         arena.host = torch.frombuffer(arena.mm, dtype=torch.uint8)
         if self.device != "cpu":
             mirrors = sum(a.nbytes for a in self.arenas.values()) + nbytes
             self.cap_device_memory(mirrors + nbytes, nbytes)  # before the mirror is allocated
             arena.mirror = torch.empty(nbytes, dtype=torch.uint8, device=self.device)
-            arena.pin_tried = False  # pinned at its first copy (pin_current)
         return arena
 
     def pin_current(self):
         """Page-locked, the arena copies to and from the GPU at full speed (as kope-runner's).
-        Done at the arena's first copy, not when it is mapped: pinning populates every page
-        (seconds for ten gigabytes), and an arena whose inputs are drawn on the GPU (DRAW)
-        is never copied."""
+        Done when it is mapped, unless the parent said its inputs will be drawn on the GPU
+        (MAP's pin flag): pinning populates every page (seconds for ten gigabytes), and such an
+        arena is never copied. A copy pins an arena that is not pinned yet."""
         arena = self.current
-        if arena is None or arena.pin_tried:
+        if self.device == "cpu" or arena is None or arena.pin_tried:
             return
         arena.pin_tried = True
         address = arena.host.data_ptr()
-        if self.torch.cuda.cudart().cudaHostRegister(address, arena.nbytes, 0) == 0:
+        cudart = self.torch.cuda.cudart()
+        if cudart.cudaHostRegister(address, arena.nbytes, 0) == 0:
             arena.pinned = address
         else:
+            clear = getattr(cudart, "cudaGetLastError", None)
+            if clear is not None:
+                clear()  # the failure is not a later kernel's error
             self.torch.cuda.synchronize()  # pageable copies still work
 
     def release_arena(self, arena):
@@ -296,6 +308,9 @@ class Server:
         are copied whole into them (TorchKernel.store), so the poison the parent wrote there
         could never show through."""
         if self.mirror is not None and not self.device_shared:
+            if self.host_stale:
+                raise p.ProtocolError("the inputs were drawn on the GPU: the arena's host "
+                                      "copy is stale until the next MAP")
             start = time.perf_counter_ns()
             self.pin_current()
             for s in spec.inputs:

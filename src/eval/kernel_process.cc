@@ -131,7 +131,8 @@ double KernelProcess::cpu_seconds() const {
   return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
-Result<CallOutcome> KernelProcess::Prepare(ArenaLayout layout, double timeout_seconds) {
+Result<CallOutcome> KernelProcess::Prepare(ArenaLayout layout, double timeout_seconds,
+                                           bool copies) {
   layout_ = std::move(layout);
   shared_ = false;
   // A kept arena is mapped again all the same (the runner then treats it as new: a GPU runner
@@ -156,7 +157,8 @@ Result<CallOutcome> KernelProcess::Prepare(ArenaLayout layout, double timeout_se
       KOPE_ASSIGN_OR_RETURN(arena_, SharedArena::Create(layout_.total_bytes));
     }
   }
-  KOPE_ASSIGN_OR_RETURN(CallOutcome mapped, runner_->MapArena(*arena_, timeout_seconds));
+  KOPE_ASSIGN_OR_RETURN(CallOutcome mapped,
+                        runner_->MapArena(*arena_, timeout_seconds, copies || !bridge_));
   request_seconds_ += mapped.parent_seconds;
   overhead_seconds_["map"] += mapped.parent_seconds;
   return mapped;

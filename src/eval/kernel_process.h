@@ -55,7 +55,8 @@ class KernelProcess {
   // layout's size (rounded to pages), else a fresh one. With keep_arena(), an arena at least
   // as large serves too (every verified call poisons its outputs, guards and inputs anew, so
   // nothing in it outlives the call that wrote it).
-  Result<CallOutcome> Prepare(ArenaLayout layout, double timeout_seconds);
+  // `copies` false (a bridge whose inputs are drawn on its device): see Runner::MapArena.
+  Result<CallOutcome> Prepare(ArenaLayout layout, double timeout_seconds, bool copies = true);
   void keep_arena() { keep_arena_ = true; }
   // Another process's arenas, for Prepare to use when the sizes match. They are zeroed here:
   // the process that used them must have ended.

@@ -52,7 +52,7 @@ Result<bool> EvalSession::Time() {
   const bool drawn_by_runners =
       check_in_reference && baseline == nullptr && (compiled == nullptr || compiled->bridge());
   KernelProcess& base = baseline_process();
-  KOPE_ASSIGN_OR_RETURN(CallOutcome mapped, base.Prepare(layout, timeout));
+  KOPE_ASSIGN_OR_RETURN(CallOutcome mapped, base.Prepare(layout, timeout, !drawn_by_runners));
   if (!mapped.ok()) return Status::Internal("the baseline runner failed: " + mapped.detail);
   if (drawn_by_runners) {
     KOPE_ASSIGN_OR_RETURN(mapped, PrepareShared(layout));
@@ -71,7 +71,7 @@ Result<bool> EvalSession::Time() {
     compiled.reset();
   };
   if (compiled) {
-    Result<CallOutcome> m = compiled->Prepare(layout, timeout);
+    Result<CallOutcome> m = compiled->Prepare(layout, timeout, !drawn_by_runners);
     if (!m.ok() || !m->ok()) drop_compiled(m.ok() ? m->detail : m.status().message());
   }
 

@@ -311,7 +311,8 @@ Result<bool> EvalSession::Verify(const std::vector<SizeSet>& sets, int trials,
   const bool first_pass = failure_reason == "value";
   for (const SizeSet& set : sets) {
     KOPE_ASSIGN_OR_RETURN(ArenaLayout layout, ArenaLayout::Build(task, set, 1));
-    KOPE_ASSIGN_OR_RETURN(CallOutcome mapped, reference->Prepare(layout, timeout));
+    KOPE_ASSIGN_OR_RETURN(CallOutcome mapped,
+                          reference->Prepare(layout, timeout, /*copies=*/!check_in_reference));
     if (!mapped.ok()) return Status::Internal("the reference runner failed: " + mapped.detail);
     KOPE_ASSIGN_OR_RETURN(
         mapped, check_in_reference ? PrepareShared(layout) : candidate->Prepare(layout, timeout));

@@ -9,7 +9,8 @@
 // Payloads, field by field:
 //   HELLO  u8 seccomp, u8 rlimits, string notes ('\n'-separated)
 //   LOAD   string path (a file inside scratch/kernels)
-//   MAP    u64 bytes (+ the memfd)
+//   MAP    u64 bytes (+ the memfd); the bridge also takes an optional u8 pin (0: inputs are
+//          drawn on the device, do not pin the arena's pages now)
 //   CALL   call spec
 //   TIME   u32 count, u8 flush, u32 n, n call specs
 //   QUIT   (empty)

@@ -489,9 +489,11 @@ Result<CallOutcome> Runner::Load(const std::filesystem::path& shared_object,
   return impl_->Load(shared_object, timeout_seconds);
 }
 
-Result<CallOutcome> Runner::MapArena(const SharedArena& arena, double timeout_seconds) {
+Result<CallOutcome> Runner::MapArena(const SharedArena& arena, double timeout_seconds,
+                                     bool copies) {
   rp::Writer w;
   w.U64(arena.size());
+  if (!copies) w.U8(0);
   Result<CallOutcome> out =
       impl_->Request(rp::MessageType::kMap, w.payload(), arena.fd(), timeout_seconds);
   if (out.ok() && out->ok()) impl_->arena_bytes = arena.size();

@@ -109,7 +109,7 @@ Result<fs::path> WriteTorchArtifact(const Task& task, TorchMode mode,
   spec["parameters"] = task.torch->parameters;
   spec["torch_ops"] = task.torch->forbid_torch_ops ? "forbid" : "allow";
   if (!bridge.flush_library.empty()) spec["flush_library"] = bridge.flush_library.string();
-  if (mode != TorchMode::kModelNew) {  // task code: compiles into the persistent caches
+  if (mode == TorchMode::kEager || mode == TorchMode::kCompile) {  // task code only
     std::error_code ec;
     fs::create_directories(TorchCompileCacheDir(), ec);
     if (!ec) spec["compile_cache"] = TorchCompileCacheDir().string();

@@ -97,7 +97,11 @@ class Runner {
   Result<CallOutcome> Load(const std::filesystem::path& shared_object, double timeout_seconds);
 
   // Makes `arena` the memory that TensorSlot offsets refer to (replacing any earlier one).
-  Result<CallOutcome> MapArena(const SharedArena& arena, double timeout_seconds);
+  // `copies` false, for the Python bridge only: the runner's inputs will be drawn on its device
+  // (Draw) and no tensor copied through this arena, so the bridge does not pin its host pages
+  // now (pinning a fresh arena takes seconds per ten gigabytes); kope-runner rejects it.
+  Result<CallOutcome> MapArena(const SharedArena& arena, double timeout_seconds,
+                               bool copies = true);
 
   // One call of the kernel. ns holds one figure.
   Result<CallOutcome> Call(const CallSpec& call, double timeout_seconds);
