@@ -143,15 +143,19 @@ class FingerprintTest(unittest.TestCase):
         self.assertEqual(chunked, checker.Checker._weighted_sum(raw(a)))
 
 
+def distribution(kind, seed, **fields):
+    """A Distribution of `kind` (defaults as in task.h for the other fields) and a generator."""
+    d = dict(mean=0.0, stddev=1.0, low=0.0, high=1.0, low_exp=-6.0, high_exp=6.0, num_distinct=8)
+    d.update(fields)
+    g = torch.Generator()
+    g.manual_seed(seed)
+    return checker.Distribution(kind, d["mean"], d["stddev"], d["low"], d["high"], d["low_exp"],
+                                d["high_exp"], d["num_distinct"]), g
+
+
 class DrawTest(unittest.TestCase):
     def draw(self, kind, dtype=torch.float32, n=20000, **fields):
-        d = dict(mean=0.0, stddev=1.0, low=0.0, high=1.0, low_exp=-6.0, high_exp=6.0,
-                 num_distinct=8)
-        d.update(fields)
-        dist = checker.Distribution(kind, d["mean"], d["stddev"], d["low"], d["high"],
-                                    d["low_exp"], d["high_exp"], d["num_distinct"])
-        g = torch.Generator()
-        g.manual_seed(1234)
+        dist, g = distribution(kind, 1234, **fields)
         return dist.values(n, dtype, g, torch.device("cpu")).to(dtype)
 
     def test_normal_has_its_mean_and_spread(self):
@@ -185,13 +189,7 @@ class DrawTest(unittest.TestCase):
         self.assertEqual((int(w.min()) >= 0, int(w.max()) < 100), (True, True))
 
     def fill(self, kind, dtype, n=20000, seed=1234, **fields):
-        d = dict(mean=0.0, stddev=1.0, low=0.0, high=1.0, low_exp=-6.0, high_exp=6.0,
-                 num_distinct=8)
-        d.update(fields)
-        dist = checker.Distribution(kind, d["mean"], d["stddev"], d["low"], d["high"],
-                                    d["low_exp"], d["high_exp"], d["num_distinct"])
-        g = torch.Generator()
-        g.manual_seed(seed)
+        dist, g = distribution(kind, seed, **fields)
         t = torch.zeros(n, dtype=dtype)
         dist.fill(t, g)
         return t
@@ -233,9 +231,7 @@ class DrawTest(unittest.TestCase):
     def test_perturb_changes_exactly_one_element(self):
         t = self.draw(4, n=64, num_distinct=2)
         before = t.clone()
-        dist = checker.Distribution(4, 0.0, 1.0, 0.0, 1.0, -6.0, 6.0, 2)
-        g = torch.Generator()
-        g.manual_seed(7)
+        dist, g = distribution(4, 7, num_distinct=2)
         checker.Checker._perturb(t, dist, g)
         self.assertEqual(int((t != before).sum()), 1)
 
