@@ -28,9 +28,10 @@ from .kernels import torch_dtype
 
 # Elements compared at once (float64 temporaries of 256 MiB each).
 COMPARE_CHUNK = 1 << 25
-# Outputs from this many elements on a GPU go through the fused fast test first, in windows of
-# FUSED_MIN_ELEMENTS * 2^k elements, at most FUSED_MAX_WINDOW (a few static shapes: see
-# _failing_fast_test).
+# Outputs from this many elements on a GPU go through the fused fast test first: fast_compare's
+# Triton kernel on TRITON_DEVICES, else torch.compile's in windows of FUSED_MIN_ELEMENTS * 2^k
+# elements, at most FUSED_MAX_WINDOW (a few static shapes: see _failing_fast_test).
+TRITON_DEVICES = ("cuda",)
 FUSED_MIN_ELEMENTS = 1 << 22
 FUSED_MAX_WINDOW = 1 << 26
 _INT_OF_SIZE = {1: ("uint8", "B"), 2: ("int16", "h"), 4: ("int32", "i"), 8: ("int64", "q")}
@@ -98,7 +99,9 @@ class Checker:
         self.peer = None  # the memory shared with the candidate: nbytes, tensor, keep (owners)
         self.guard = None  # the guard bytes of the last POISON, on the device
         self.guard_bytes = b""
-        self._fast = None  # the fused fast test of compare()
+        self._fast = None  # torch.compile's fused fast test of compare()
+        self._triton = None  # fast_compare once imported, False once it failed
+        self._triton_ok = {}  # dtype -> whether fast_compare agreed with the eager test
         self.draws = []  # the DRAW requests since the last full draw: the inputs' recipe
 
     # -- SHARE -------------------------------------------------------------------------------
@@ -353,8 +356,9 @@ class Checker:
 
     def _failing_fast_test(self, expected, actual, rtol, atol):
         """Elements that fail the fast test (finite expected, |actual - expected| within the
-        bound), in one pass over both tensors: torch.compile fuses it into a single reduction.
-        Compiled for static shapes: a kernel made for symbolic sizes is tuned for the first,
+        bound), in one pass over both tensors: fast_compare's Triton kernel where it passed its
+        check for the dtype, else torch.compile's fusion of _fast_test into a single reduction.
+        The latter is compiled for static shapes: a kernel made for symbolic sizes is tuned for the first,
         small, size and reduces a large tensor on a few blocks. The tensor is cut into windows
         of a few fixed sizes (the largest power-of-two multiple of FUSED_MIN_ELEMENTS that fits,
         at most FUSED_MAX_WINDOW), so that the same few kernels serve every problem and come
@@ -362,6 +366,9 @@ class Checker:
         machine; the tail under FUSED_MIN_ELEMENTS is tested eagerly. The counts stay on the
         device until the end (one synchronization). -1 when compiling failed: eager chunks
         from then on."""
+        failing = self._triton_count(expected, actual, rtol, atol)
+        if failing is not None:
+            return failing
         if self._fast is None:
             self._fast = torch.compile(_fast_test, dynamic=False)
         bounds = torch.tensor([rtol, atol], dtype=torch.float64, device=expected.device)
@@ -381,6 +388,32 @@ class Checker:
         except Exception:  # noqa: BLE001 (no compiler, a failing compile)
             self._fast = _fast_test
             return -1
+
+    def _triton_count(self, expected, actual, rtol, atol):
+        """fast_compare's count, or None where Triton is missing or failed (never tried again),
+        or where its answers on fast_compare.crafted_pair differed from the eager _fast_test's
+        for this dtype (checked once per dtype and process)."""
+        if self._triton is False or expected.device.type not in TRITON_DEVICES:
+            return None
+        try:
+            if self._triton is None:
+                from . import fast_compare
+                self._triton = fast_compare
+            dtype = expected.dtype
+            if dtype not in self._triton_ok:
+                e, a = self._triton.crafted_pair(dtype, expected.device)
+                agree = True
+                for r, t in ((1e-3, 1e-5), (0.0, 0.0), (0.5, 0.5)):
+                    b = torch.tensor([r, t], dtype=torch.float64, device=e.device)
+                    agree &= self._triton.count_failing(e, a, r, t) == \
+                        int(_fast_test(e, a, b[0], b[1]))
+                self._triton_ok[dtype] = agree
+            if not self._triton_ok[dtype]:
+                return None
+            return self._triton.count_failing(expected, actual, rtol, atol)
+        except Exception:  # noqa: BLE001 (no Triton, no compiler, a failing launch)
+            self._triton = False
+            return None
 
     def compare(self, expected, actual, rtol, atol):
         """src/eval/compare.cc's CompareOutputs: NaN matches NaN, an infinity itself, a finite

@@ -1,0 +1,73 @@
+"""The reference runner's fast test of a candidate's output on a GPU (checker.py): how many
+elements fail |actual - expected| <= atol + rtol * |expected| with a finite expected, computed
+in float64, in one pass over both tensors.
+
+A Triton kernel: it compiles in well under a second and Triton keeps it in its cache, where
+torch.compile spends seconds in every process on its own machinery even when its cache holds the
+kernel (the reference's first evaluation of a problem paid that). The checker compares its
+answer with the eager rule on crafted tensors before it uses it for a dtype, and falls back to
+torch.compile, then to eager code, on any failure. The test only decides that an output passes;
+every output that fails it goes through compare.cc's exact rules.
+"""
+import torch
+import triton
+import triton.language as tl
+
+BLOCK = 2048
+
+
+@triton.jit
+def _failing_kernel(e_ptr, a_ptr, bounds_ptr, partial_ptr, n, VIA_F32: tl.constexpr,
+                    BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    e = tl.load(e_ptr + offs, mask=mask, other=0)
+    a = tl.load(a_ptr + offs, mask=mask, other=0)
+    if VIA_F32:  # half types widen exactly through float32
+        e = e.to(tl.float32)
+        a = a.to(tl.float32)
+    e = e.to(tl.float64)
+    a = a.to(tl.float64)
+    rtol = tl.load(bounds_ptr)
+    atol = tl.load(bounds_ptr + 1)
+    # NaN fails both comparisons, an infinite expected fails the second: the exact rules decide.
+    ok = (tl.abs(a - e) <= atol + rtol * tl.abs(e)) & (tl.abs(e) < float("inf"))
+    bad = mask & (ok == 0)
+    tl.store(partial_ptr + pid, tl.sum(bad.to(tl.int32), axis=0))
+
+
+def count_failing(expected, actual, rtol, atol):
+    """The number of failing elements of two contiguous 1-D tensors of one dtype."""
+    if expected.shape != actual.shape or expected.dtype != actual.dtype or expected.dim() != 1:
+        raise ValueError("two 1-D tensors of one shape and dtype")
+    n = expected.numel()
+    if n == 0:
+        return 0
+    bounds = torch.tensor([rtol, atol], dtype=torch.float64, device=expected.device)
+    blocks = triton.cdiv(n, BLOCK)
+    partial = torch.empty(blocks, dtype=torch.int32, device=expected.device)
+    via_f32 = expected.dtype in (torch.float16, torch.bfloat16)
+    _failing_kernel[(blocks,)](expected, actual, bounds, partial, n, VIA_F32=via_f32, BLOCK=BLOCK)
+    return int(partial.sum())
+
+
+def crafted_pair(dtype, device, n=3 * BLOCK + 17):
+    """Expected and actual values that exercise every rule of the test: equal values, values
+    within and beyond the bound, NaN on either side and both, infinities of both signs, zeros;
+    over several blocks and a partial last one. For checking a compiled test against the eager
+    one."""
+    g = torch.Generator(device="cpu")
+    g.manual_seed(20261130)
+    e = torch.randn(n, generator=g, dtype=torch.float64)
+    a = e + torch.randn(n, generator=g, dtype=torch.float64) * 1e-3
+    nan, inf = float("nan"), float("inf")
+    if dtype.is_floating_point:
+        e[5], a[7], e[9], a[9] = nan, nan, nan, nan
+        e[11], a[11], e[13], a[13], a[15] = inf, inf, -inf, inf, -inf
+    e[17], a[17] = 0.0, 0.0
+    a[19] = e[19] + 10.0
+    a[n - 1] = e[n - 1] - 5.0  # in the partial last block
+    if not dtype.is_floating_point:
+        e, a = (e * 1000).round(), (a * 1000).round()
+    return e.to(dtype).to(device), a.to(dtype).to(device)
