@@ -412,7 +412,23 @@ def describe_error(e):
     others = [f for f in tb if "kope_bridge" not in f.filename]
     frame = (ours or others or [None])[-1]
     where = f" ({os.path.basename(frame.filename)}:{frame.lineno})" if frame else ""
-    return f"{type(e).__name__}: {e}{where}"
+    return f"{type(e).__name__}: {e}{where}{device_memory_note(e)}"
+
+
+def device_memory_note(e):
+    """For a GPU out-of-memory error, what the whole device had free: whether this process hit
+    its cap or the GPU was full (other processes)."""
+    torch = sys.modules.get("torch")
+    if torch is None or not isinstance(e, getattr(torch, "OutOfMemoryError", ())):
+        return ""
+    try:
+        free, total = torch.cuda.mem_get_info()
+        mine = torch.cuda.memory_reserved()
+    except Exception:  # noqa: BLE001 (no device to ask)
+        return ""
+    gib = 1 << 30
+    return (f" [device: {free / gib:.1f} GiB free of {total / gib:.1f}; this process holds "
+            f"{mine / gib:.1f} GiB]")
 
 
 def main(argv=None):
