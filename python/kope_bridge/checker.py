@@ -49,6 +49,12 @@ def _fast_test(e, a, rtol, atol):
     return (~ok).sum()
 
 
+def eager_failing(e, a, rtol, atol):
+    """_fast_test's count, run eagerly: what a compiled test must give."""
+    bounds = torch.tensor([rtol, atol], dtype=torch.float64, device=e.device)
+    return int(_fast_test(e, a, bounds[0], bounds[1]))
+
+
 class Distribution:
     """An input's distribution (include/kope/task/task.h), drawn with torch's generator."""
 
@@ -190,7 +196,7 @@ class Checker:
                 self._give_inputs(ranges)
                 self._synchronize()
             s.inputs_resident = True  # until the next MAP, CALL or REF_CALL
-            s.host_stale = s.mirror is not None and not getattr(s, "device_shared", False)
+            s.host_stale = s.mirror is not None and not s.device_shared
             return p.reply_payload()
         s.inputs_resident = False
         perturb = mode == DRAW_PERTURB
@@ -358,11 +364,11 @@ class Checker:
         """Elements that fail the fast test (finite expected, |actual - expected| within the
         bound), in one pass over both tensors: fast_compare's Triton kernel where it passed its
         check for the dtype, else torch.compile's fusion of _fast_test into a single reduction.
-        The latter is compiled for static shapes: a kernel made for symbolic sizes is tuned for the first,
-        small, size and reduces a large tensor on a few blocks. The tensor is cut into windows
-        of a few fixed sizes (the largest power-of-two multiple of FUSED_MIN_ELEMENTS that fits,
-        at most FUSED_MAX_WINDOW), so that the same few kernels serve every problem and come
-        from the task runners' persistent compile cache after their first compile on a
+        The latter is compiled for static shapes: a kernel made for symbolic sizes is tuned for
+        the first, small, size and reduces a large tensor on a few blocks. The tensor is cut into
+        windows of a few fixed sizes (the largest power-of-two multiple of FUSED_MIN_ELEMENTS
+        that fits, at most FUSED_MAX_WINDOW), so that the same few kernels serve every problem
+        and come from the task runners' persistent compile cache after their first compile on a
         machine; the tail under FUSED_MIN_ELEMENTS is tested eagerly. The counts stay on the
         device until the end (one synchronization). -1 when compiling failed: eager chunks
         from then on."""
@@ -402,12 +408,9 @@ class Checker:
             dtype = expected.dtype
             if dtype not in self._triton_ok:
                 e, a = self._triton.crafted_pair(dtype, expected.device)
-                agree = True
-                for r, t in ((1e-3, 1e-5), (0.0, 0.0), (0.5, 0.5)):
-                    b = torch.tensor([r, t], dtype=torch.float64, device=e.device)
-                    agree &= self._triton.count_failing(e, a, r, t) == \
-                        int(_fast_test(e, a, b[0], b[1]))
-                self._triton_ok[dtype] = agree
+                self._triton_ok[dtype] = all(
+                    self._triton.count_failing(e, a, r, t) == eager_failing(e, a, r, t)
+                    for r, t in ((1e-3, 1e-5), (0.0, 0.0), (0.5, 0.5)))
             if not self._triton_ok[dtype]:
                 return None
             return self._triton.count_failing(expected, actual, rtol, atol)

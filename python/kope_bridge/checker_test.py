@@ -249,7 +249,8 @@ def runner_with_arena(nbytes=256, shared=False):
     """A checker whose runner has a host arena (no GPU), and memory it shares when asked."""
     server = types.SimpleNamespace(torch=torch, device="cpu", mirror=None,
                                    host=torch.zeros(nbytes, dtype=torch.uint8),
-                                   arena_bytes=nbytes, inputs_resident=False, ready=lambda: None)
+                                   arena_bytes=nbytes, inputs_resident=False, device_shared=False,
+                                   ready=lambda: None)
     c = checker.Checker(server)
     if shared:
         c.peer = types.SimpleNamespace(nbytes=nbytes, tensor=torch.zeros(nbytes, dtype=torch.uint8))
@@ -287,7 +288,6 @@ class TimingDrawTest(unittest.TestCase):
     def test_an_upload_over_inputs_drawn_for_timing_is_refused(self):
         c, server = runner_with_arena()
         server.mirror = torch.zeros(256, dtype=torch.uint8)  # the device copy, on the CPU here
-        server.device_shared = False
         c.draw(p.Reader(draw_payload(8, checker.DRAW_TIMING)))
         self.assertTrue(bool(server.mirror[:64].ne(0).any()))  # drawn into the mirror
         self.assertFalse(bool(server.host.ne(0).any()))  # the host copy holds nothing

@@ -193,7 +193,7 @@ class Server:
         self.arena, self.host, self.mirror = arena.mm, arena.host, arena.mirror
         self.arena_bytes, self.host_address = nbytes, arena.host.data_ptr()
         # Room for the mirrors and for this arena's input snapshots, besides the kernel's own.
-        self.cap_device_memory(sum(a.nbytes for a in self.arenas.values()) + nbytes, nbytes)
+        self.cap_device_memory(self.mirrored_bytes() + nbytes, nbytes)
         if pin:
             self.pin_current()  # now, under MAP's timeout, rather than in a timed call
         return p.reply_payload()
@@ -216,7 +216,7 @@ class Server:
         self.arena_bytes, self.host_address = nbytes, 0
         self.device_shared = True
         self.host_stale = False
-        self.cap_device_memory(sum(a.nbytes for a in self.arenas.values()), nbytes)
+        self.cap_device_memory(self.mirrored_bytes(), nbytes)
         self.inputs_resident = False
         return p.reply_payload()
 
@@ -236,10 +236,14 @@ class Server:
         arena.mm = mmap.mmap(fd, nbytes, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
         arena.host = torch.frombuffer(arena.mm, dtype=torch.uint8)
         if self.device != "cpu":
-            mirrors = sum(a.nbytes for a in self.arenas.values()) + nbytes
-            self.cap_device_memory(mirrors + nbytes, nbytes)  # before the mirror is allocated
+            # Before the mirror is allocated: all mirrors, and this arena's input snapshots.
+            self.cap_device_memory(self.mirrored_bytes() + 2 * nbytes, nbytes)
             arena.mirror = torch.empty(nbytes, dtype=torch.uint8, device=self.device)
         return arena
+
+    def mirrored_bytes(self):
+        """The bytes of the arenas mapped, each mirrored on the GPU."""
+        return sum(a.nbytes for a in self.arenas.values())
 
     def pin_current(self):
         """Page-locked, the arena copies to and from the GPU at full speed (as kope-runner's).

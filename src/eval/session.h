@@ -94,6 +94,8 @@ struct EvalSession {
 
 // A secret seed for one trial: never derived from anything the candidate can see.
 uint64_t SecretSeed();
+// An input's distribution in `trial` (its declared ones in turn; the default without any).
+Distribution TrialDistribution(const TensorSpec& spec, int trial);
 // The task's input distributions for `trial`, for the bridge's DRAW requests.
 std::vector<Runner::DrawSpec> DrawSpecs(const Task& task, int trial);
 

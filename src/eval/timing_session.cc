@@ -77,25 +77,27 @@ Result<bool> EvalSession::Time() {
 
   // The same fresh inputs for all, in every rotation set.
   std::mt19937_64 rng(SecretSeed());
-  for (int r = 0; drawn_by_runners && r < rotation; ++r) {
-    const uint64_t seed = rng();
+  if (drawn_by_runners) {
     const std::vector<Runner::DrawSpec> specs = DrawSpecs(task, 0);
-    KOPE_ASSIGN_OR_RETURN(CallOutcome drawn, base.Draw(r, seed, Runner::DrawMode::kTimingShared,
-                                                       specs, CheckerTimeout()));
-    if (!drawn.ok()) return Status::Internal("the baseline runner failed: " + drawn.detail);
-    if (compiled) {
-      Result<CallOutcome> d =
-          compiled->Draw(r, seed, Runner::DrawMode::kTiming, specs, CheckerTimeout());
-      if (!d.ok() || !d->ok()) drop_compiled(d.ok() ? d->detail : d.status().message());
+    for (int r = 0; r < rotation; ++r) {
+      const uint64_t seed = rng();
+      KOPE_ASSIGN_OR_RETURN(CallOutcome drawn, base.Draw(r, seed, Runner::DrawMode::kTimingShared,
+                                                         specs, CheckerTimeout()));
+      if (!drawn.ok()) return Status::Internal("the baseline runner failed: " + drawn.detail);
+      if (compiled) {
+        Result<CallOutcome> d =
+            compiled->Draw(r, seed, Runner::DrawMode::kTiming, specs, CheckerTimeout());
+        if (!d.ok() || !d->ok()) drop_compiled(d.ok() ? d->detail : d.status().message());
+      }
     }
-  }
-  for (int r = 0; !drawn_by_runners && r < rotation; ++r) {
-    for (size_t i = 0; i < layout.inputs.size(); ++i) {
-      const auto& dists = task.inputs[i].distributions;
-      Distribution dist = dists.empty() ? Distribution{} : dists[0];
-      FillInput(base.input(r, i), layout.inputs[i].dtype, layout.inputs[i].count, dist, rng);
-      ParallelMemcpy(candidate->input(r, i), base.input(r, i), layout.inputs[i].bytes);
-      if (compiled) ParallelMemcpy(compiled->input(r, i), base.input(r, i), layout.inputs[i].bytes);
+  } else {
+    for (int r = 0; r < rotation; ++r) {
+      for (size_t i = 0; i < layout.inputs.size(); ++i) {
+        const auto& in = layout.inputs[i];
+        FillInput(base.input(r, i), in.dtype, in.count, TrialDistribution(task.inputs[i], 0), rng);
+        ParallelMemcpy(candidate->input(r, i), base.input(r, i), in.bytes);
+        if (compiled) ParallelMemcpy(compiled->input(r, i), base.input(r, i), in.bytes);
+      }
     }
   }
   if (compiled) {

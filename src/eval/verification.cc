@@ -21,12 +21,12 @@ bool AllElementsEqual(const uint8_t* data, size_t count, size_t element_size) {
   return true;
 }
 
+}  // namespace
+
 Distribution TrialDistribution(const TensorSpec& spec, int trial) {
   const auto& dists = spec.distributions;
   return dists.empty() ? Distribution{} : dists[static_cast<size_t>(trial) % dists.size()];
 }
-
-}  // namespace
 
 std::vector<Runner::DrawSpec> DrawSpecs(const Task& task, int trial) {
   std::vector<Runner::DrawSpec> specs;

@@ -288,6 +288,15 @@ class TorchBridgeCase : public ::testing::TestWithParam<Case> {
     }();
     return backend;
   }
+  // Options for the tests that evaluate a few candidates quickly, without torch.compile.
+  static EvalOptions QuickOptions() {
+    EvalOptions options;
+    options.runner_exe = fs::path(KOPE_BINARY_DIR) / "kope-runner";
+    options.trials = 2;
+    options.timing.max_seconds = 0.1;
+    options.torch_compile_reference = false;
+    return options;
+  }
 };
 
 TEST_P(TorchBridgeCase, GetsItsVerdict) {
@@ -357,11 +366,7 @@ TEST_F(TorchBridgeCase, CandidatesThroughOnePoolKeepTheirVerdicts) {
   RunnerPoolOptions pool_options;
   pool_options.spares = true;
   pool_options.spares_for_next_task = true;
-  EvalOptions options;
-  options.runner_exe = fs::path(KOPE_BINARY_DIR) / "kope-runner";
-  options.trials = 2;
-  options.timing.max_seconds = 0.1;
-  options.torch_compile_reference = false;
+  EvalOptions options = QuickOptions();
   options.pool = std::make_shared<RunnerPool>(pool_options);
   Evaluator evaluator(*backend(), options);
   const fs::path dir = TestData() / "candidates";
@@ -389,12 +394,7 @@ TEST_F(TorchBridgeCase, AProblemWhoseOutputIsConstantIsRefused) {
   ASSERT_NE(backend(), nullptr);
   Result<Task> task = ImportedTask("zeroed_rows", "");
   ASSERT_TRUE(task.ok()) << task.status().ToString();
-  EvalOptions options;
-  options.runner_exe = fs::path(KOPE_BINARY_DIR) / "kope-runner";
-  options.trials = 2;
-  options.timing.max_seconds = 0.1;
-  options.torch_compile_reference = false;
-  Evaluator evaluator(*backend(), options);
+  Evaluator evaluator(*backend(), QuickOptions());
   Result<Outcome> o = evaluator.Evaluate(*task, "class ModelNew(Model):\n    pass\n", "same.py");
   ASSERT_FALSE(o.ok()) << FormatOutcome(*o);
   EXPECT_EQ(o.status().code(), StatusCode::kFailedPrecondition) << o.status().ToString();
