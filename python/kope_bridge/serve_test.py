@@ -1,6 +1,7 @@
 """Tests of the bridge's server helpers that need no runner. Run by ctest:
 python3 -m unittest kope_bridge.serve_test."""
 import unittest
+import weakref
 from unittest import mock
 
 import torch
@@ -26,6 +27,28 @@ class DescribeErrorTest(unittest.TestCase):
                 raise torch.OutOfMemoryError("CUDA out of memory")
             except torch.OutOfMemoryError as e:
                 self.assertNotIn("GiB", serve.describe_error(e))
+
+
+class TimedCallsTest(unittest.TestCase):
+    def test_each_call_runs_after_the_previous_calls_results_are_gone(self):
+        results, alive = [], []
+
+        class Kernel:
+            def timed(self, inputs, flush_ranges, host_address):
+                alive.append(sum(r() is not None for r in results))
+                out = [torch.zeros(1)]
+                results.append(weakref.ref(out[0]))
+                return 1000, out, 0
+
+            def store(self, results, outputs):
+                pass
+
+        server = object.__new__(serve.Server)  # no runner: timed_calls alone
+        server.kernel, server.inputs_resident, server.host_address = Kernel(), True, 0
+        with mock.patch.object(serve.Server, "tensors", return_value=([], [])), \
+                mock.patch.object(serve.Server, "ranges", return_value=[]):
+            server.timed_calls([object(), object()], 5, False, verified=False)
+        self.assertEqual(alive, [0] * 5)
 
 
 if __name__ == "__main__":
