@@ -49,6 +49,18 @@ def _fast_test(e, a, rtol, atol):
     return (~ok).sum()
 
 
+def _same_bytes(a, b):
+    """torch.equal of two byte ranges, through the widest integer view their offsets and length
+    allow (on a GPU torch.equal of bytes runs at 40% of the bandwidth, of 8-byte words at
+    86%)."""
+    for size in (8, 4, 2):
+        if a.numel() % size == 0 and a.storage_offset() % size == 0 and \
+                b.storage_offset() % size == 0:
+            name = _INT_OF_SIZE[size][0]
+            return torch.equal(a.view(getattr(torch, name)), b.view(getattr(torch, name)))
+    return torch.equal(a, b)
+
+
 def eager_failing(e, a, rtol, atol):
     """_fast_test's count, run eagerly: what a compiled test must give."""
     bounds = torch.tensor([rtol, atol], dtype=torch.float64, device=e.device)
@@ -109,6 +121,10 @@ class Checker:
         self._triton = None  # fast_compare once imported, False once it failed
         self._triton_ok = {}  # dtype -> whether fast_compare agreed with the eager test
         self.draws = []  # the DRAW requests since the last full draw: the inputs' recipe
+        # What the candidate's copy of the inputs lacks: None, all of them (a trial's DRAW);
+        # else the byte ranges of the elements perturbed since the last REF_CALL.
+        self.ungiven = None
+        self.expected = None  # the last REF_CALL's outputs, flat, on the reference's device
 
     # -- SHARE -------------------------------------------------------------------------------
     def share(self, r):
@@ -191,6 +207,8 @@ class Checker:
             if mode == DRAW_TIMING_SHARED:
                 for offset, nbytes in ranges:
                     self._peer(offset, nbytes)
+            # Timing's inputs replace the trial's: a REF_CALL needs a trial's DRAW first.
+            self.draws, self.ungiven, self.expected = [], None, None
             self._draw(seed, False, spec, dists)
             if mode == DRAW_TIMING_SHARED:
                 self._give_inputs(ranges)
@@ -202,12 +220,21 @@ class Checker:
         perturb = mode == DRAW_PERTURB
         if not perturb:
             self.draws = []
+        elif not self.draws:
+            raise p.ProtocolError("a perturbing DRAW before a trial's")
         self.draws.append((seed, perturb, spec, dists))
-        self._draw(seed, perturb, spec, dists)
+        changed = self._draw(seed, perturb, spec, dists)
+        if not perturb:
+            self.ungiven = None
+        elif self.ungiven is not None:
+            self.ungiven += changed
         return p.reply_payload()
 
     def _draw(self, seed, perturb, spec, dists):
+        """Draws into the own inputs; returns the byte ranges of the elements a perturbation
+        changed."""
         s = self.server
+        changed = []
         device = self._own(0, 0).device
         generator = torch.Generator(device=device)
         generator.manual_seed(seed & ((1 << 63) - 1))
@@ -217,10 +244,12 @@ class Checker:
             if t.numel() == 0:
                 continue
             if perturb:
-                self._perturb(t, d, generator)
+                j = self._perturb(t, d, generator)
+                changed.append((offset + j * t.element_size(), t.element_size()))
                 continue
             d.fill(t, generator)
         self._synchronize()
+        return changed
 
     def _synchronize(self):
         if self._own(0, 0).device.type == "cuda":
@@ -235,57 +264,69 @@ class Checker:
             if not torch.equal(new.view(torch.uint8), old.view(torch.uint8)):
                 break
         t[j:j + 1].copy_(new)
+        return j
 
     # -- REF_CALL ----------------------------------------------------------------------------
     def reference_call(self, r):
-        """Gives the candidate the inputs, runs the reference, puts back any input the
-        reference wrote; with `summarize`, answers its outputs' fingerprints. A failure is the
-        serve loop's KERNEL_ERROR (the task's reference failed)."""
+        """Gives the candidate the inputs it lacks (all of a trial's, the elements a
+        perturbation changed), runs the reference and keeps its outputs as the expected ones;
+        with `summarize`, answers their fingerprints. A failure is the serve loop's
+        KERNEL_ERROR (the task's reference failed)."""
         s = self.server
         s.ready()
         spec = r.call_spec(s.arena_bytes)
         summarize = r.take("=B")
         if not r.at_end():
             raise p.ProtocolError("trailing bytes after REF_CALL")
+        if not self.draws:
+            raise p.ProtocolError("REF_CALL before DRAW")
         inputs_ranges = [x.byte_range(s.arena_bytes) for x in spec.inputs]
         for offset, nbytes in inputs_ranges:
             self._peer(offset, nbytes)
         s.inputs_resident = False
-        self._give_inputs(inputs_ranges)
+        self._give_inputs(inputs_ranges if self.ungiven is None else self.ungiven)
+        self.ungiven = []
+        self.expected = None  # the last call's outputs go before this call's are made
         inputs, outputs = s.tensors(spec)
         ns, results, _ = s.kernel.timed(inputs, None, s.host_address)
-        s.kernel.store(results, outputs)
-        if not all(torch.equal(self._own(o, n), self._peer(o, n)) for o, n in inputs_ranges):
-            # The reference wrote its inputs in place, or the candidate's process wrote its
-            # slots meanwhile: the trial's inputs are drawn again from the same seeds, for the
-            # reference and the candidate alike.
-            if not self.draws:
-                raise p.ProtocolError("REF_CALL before DRAW")
+        self.expected = self._kept(s.kernel.checked(results, outputs))
+        del results
+        if not all(_same_bytes(self._own(o, n), self._peer(o, n)) for o, n in inputs_ranges):
+            # The reference wrote its inputs in place (or the candidate's process wrote its
+            # slots meanwhile): the reference's are drawn again from the trial's seeds, and
+            # CHECK compares the candidate's copy with them. Comparing with what the reference
+            # left would pass a candidate that writes its inputs as the reference does.
             for draw in self.draws:
                 self._draw(*draw)
-            self._give_inputs(inputs_ranges)
-        summary = [self._fingerprint(x, s.arena_bytes) for x in spec.outputs] if summarize \
-            else None
+        summary = [self._fingerprint(e, p.DTYPES[x.dtype][1])
+                   for e, x in zip(self.expected, spec.outputs)] if summarize else None
         if s.mirror is not None:
             torch.cuda.synchronize()
         return p.reply_payload(ns=[ns], message=json.dumps({"outputs": summary}) if summarize
                                else "")
 
+    def _kept(self, results):
+        """The reference's outputs as the expected ones, without a copy, except an output in the
+        reference's own arena (a reference that returns its input, written in place): a
+        redraw of the inputs must not change it."""
+        s = self.server
+        base = s.mirror if s.mirror is not None else s.host
+        arena = base.untyped_storage().data_ptr()
+        return [(t.clone() if t.untyped_storage().data_ptr() == arena else t).reshape(-1)
+                for t in results]
+
     def _give_inputs(self, ranges):
         for offset, nbytes in ranges:
             self._peer(offset, nbytes).copy_(self._own(offset, nbytes))
 
-    def _fingerprint(self, slot, arena_bytes):
+    def _fingerprint(self, expected, size):
         """Whether there are several elements, all equal, and a position-weighted sum of the
         output's bytes that changes when they do (the parent rejects a reference whose output
         ignores its inputs: as src/eval/verification.cc, with a hash of its own)."""
-        offset, nbytes = slot.byte_range(arena_bytes)
-        return {"constant": self._constant(offset, nbytes, p.DTYPES[slot.dtype][1]),
-                "fingerprint": str(self._weighted_sum(self._own(offset, nbytes)))}
-
-    def _constant(self, offset, nbytes, size):
-        words = self._own(offset, nbytes).view(getattr(torch, _INT_OF_SIZE[size][0]))
-        return words.numel() > 1 and bool((words == words[0]).all())
+        raw = expected.view(torch.uint8)
+        words = raw.view(getattr(torch, _INT_OF_SIZE[size][0]))
+        return {"constant": words.numel() > 1 and bool((words == words[0]).all()),
+                "fingerprint": str(self._weighted_sum(raw))}
 
     @staticmethod
     def _weighted_sum(raw):
@@ -340,10 +381,12 @@ class Checker:
             raise p.ProtocolError("trailing bytes after CHECK")
         if self.guard is None:
             raise p.ProtocolError("CHECK before POISON")
+        if self.expected is None or len(self.expected) != len(spec.outputs):
+            raise p.ProtocolError("CHECK before REF_CALL")
         result = {"input": -1, "guard": None, "outputs": []}
         for i, slot in enumerate(spec.inputs):
             offset, nbytes = slot.byte_range(s.arena_bytes)
-            if not torch.equal(self._peer(offset, nbytes), self._own(offset, nbytes)):
+            if not _same_bytes(self._peer(offset, nbytes), self._own(offset, nbytes)):
                 result["input"] = i
                 return p.reply_payload(message=json.dumps(result))
         for o, slot in enumerate(spec.outputs):
@@ -353,8 +396,8 @@ class Checker:
                 result["guard"] = [o, int((g != self.guard).to(torch.uint8).argmax())]
                 break
             dtype = torch_dtype(slot.dtype)
-            c = self.compare(self._own(offset, nbytes).view(dtype),
-                             self._peer(offset, nbytes).view(dtype), *tolerances[o])
+            c = self.compare(self.expected[o], self._peer(offset, nbytes).view(dtype),
+                             *tolerances[o])
             result["outputs"].append(c)
             if c["mismatches"]:
                 break

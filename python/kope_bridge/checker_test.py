@@ -9,6 +9,7 @@ import unittest
 import torch
 
 from . import checker
+from . import kernels
 from . import protocol as p
 from . import serve
 
@@ -119,12 +120,11 @@ class FusedWindowsTest(unittest.TestCase):
 
 class FingerprintTest(unittest.TestCase):
     def test_one_element_is_not_a_constant_output(self):
-        host = torch.tensor([3.0, 3.0, 3.0, 2.0], dtype=torch.float32).view(torch.uint8)
-        c = checker.Checker(types.SimpleNamespace(torch=torch, device="cpu", mirror=None,
-                                                  host=host))
-        self.assertFalse(c._constant(0, 4, 4))  # a scalar, as a loss returns
-        self.assertTrue(c._constant(0, 12, 4))  # three equal elements
-        self.assertFalse(c._constant(0, 16, 4))
+        c = make_checker()
+        constant = lambda values: c._fingerprint(torch.tensor(values), 4)["constant"]  # noqa: E731
+        self.assertFalse(constant([3.0]))  # a scalar, as a loss returns
+        self.assertTrue(constant([3.0, 3.0, 3.0]))
+        self.assertFalse(constant([3.0, 3.0, 3.0, 2.0]))
 
     def test_weighted_sum_tells_a_permutation(self):
         a = torch.arange(40, dtype=torch.int64)
@@ -236,13 +236,18 @@ class DrawTest(unittest.TestCase):
         self.assertEqual(int((t != before).sum()), 1)
 
 
-def draw_payload(seed, mode, n=16, out_offset=64):
-    """DRAW for one float32 input of n elements at offset 0 and an output at out_offset."""
+def spec_payload(n=16, out_offset=64):
+    """A call of one float32 input of n elements at offset 0 and an output at out_offset."""
     spec = struct.pack("=II", 1, 1)
     for offset in (0, out_offset):
         spec += struct.pack("=iIqIQ", 0, 1, n, 0, offset)
+    return spec
+
+
+def draw_payload(seed, mode, n=16, out_offset=64):
+    """DRAW for spec_payload's call."""
     dist = struct.pack("=B6di", 0, 0.0, 1.0, 0.0, 1.0, -6.0, 6.0, 8)
-    return spec + struct.pack("=QB", seed, mode) + dist
+    return spec_payload(n, out_offset) + struct.pack("=QB", seed, mode) + dist
 
 
 def runner_with_arena(nbytes=256, shared=False):
@@ -303,6 +308,88 @@ class TimingDrawTest(unittest.TestCase):
         self.assertFalse(server.inputs_resident)
         self.assertEqual(len(c.draws), 1)
         self.assertFalse(bool(c.peer.tensor.ne(0).any()))  # REF_CALL gives a trial's inputs
+
+
+class ReferenceCallTest(unittest.TestCase):
+    """DRAW, REF_CALL, POISON and CHECK on a host arena, the reference's forward a fake."""
+
+    def checker(self, forward):
+        c, server = runner_with_arena(shared=True)
+        server.kernel = types.SimpleNamespace(
+            timed=lambda inputs, flush, host: (1000, forward(inputs[0]), 0),
+            checked=kernels.TorchKernel.checked)
+        server.host_address = 0
+        server.view = lambda base, slot: serve.Server.view(server, base, slot)
+        server.tensors = lambda spec: serve.Server.tensors(server, spec)
+        return c, server
+
+    @staticmethod
+    def ref_call(c):
+        return c.reference_call(p.Reader(spec_payload() + struct.pack("=B", 0)))
+
+    def test_a_perturbation_gives_the_candidate_only_the_changed_element(self):
+        c, server = self.checker(lambda x: [x * 2])
+        c.draw(p.Reader(draw_payload(11, checker.DRAW_TRIAL)))
+        self.ref_call(c)
+        peer_in = c.peer.tensor[:64].view(torch.float32)
+        own_in = server.host[:64].view(torch.float32)
+        self.assertTrue(torch.equal(peer_in, own_in))
+        self.assertTrue(torch.equal(c.expected[0], own_in * 2))
+        peer_in[3] = 1234.5  # the candidate's thread, between two calls
+        c.draw(p.Reader(draw_payload(12, checker.DRAW_PERTURB)))
+        self.assertEqual(int((own_in != peer_in).sum()), 2)  # the perturbed element, and 3
+        self.ref_call(c)
+        # Not repaired: CHECK will see it.
+        self.assertEqual((own_in != peer_in).nonzero().flatten().tolist(), [3])
+        self.assertTrue(torch.equal(c.expected[0], own_in * 2))
+
+    def test_a_candidates_write_between_its_calls_is_its_modified_input(self):
+        c, server = self.checker(lambda x: [x * 2])
+        c.draw(p.Reader(draw_payload(21, checker.DRAW_TRIAL)))
+        self.ref_call(c)
+        c.peer.tensor[:64].view(torch.float32)[0] += 1.0
+        c.draw(p.Reader(draw_payload(22, checker.DRAW_PERTURB)))
+        self.ref_call(c)
+        self.assertIn('"input": 0', self.findings(c, c.expected[0]))
+
+    def test_a_reference_that_returns_its_input_written_in_place(self):
+        c, server = self.checker(lambda x: [x.relu_()])
+        c.draw(p.Reader(draw_payload(31, checker.DRAW_TRIAL)))
+        self.ref_call(c)
+        own_in = server.host[:64].view(torch.float32)
+        self.assertTrue(bool((own_in < 0).any()))  # drawn again: the trial's inputs
+        self.assertTrue(torch.equal(c.expected[0], own_in.relu()))  # kept apart from them
+        self.assertIn('"input": -1', self.findings(c, own_in.relu()))
+        c.peer.tensor[:64].view(torch.float32).relu_()  # the candidate does as the reference
+        self.assertIn('"input": 0', self.findings(c, own_in.relu()))
+
+    def test_check_and_ref_call_out_of_order_are_refused(self):
+        c, _ = self.checker(lambda x: [x * 2])
+        with self.assertRaises(p.ProtocolError):
+            self.ref_call(c)  # before any DRAW
+        with self.assertRaises(p.ProtocolError):
+            c.draw(p.Reader(draw_payload(1, checker.DRAW_PERTURB)))  # before a trial's
+        c.draw(p.Reader(draw_payload(2, checker.DRAW_TRIAL)))
+        with self.assertRaises(p.ProtocolError):
+            self.findings(c, torch.zeros(16))  # before REF_CALL
+
+    def findings(self, c, candidate_output):
+        guard = bytes(range(16))
+        c.poison(p.Reader(struct.pack("=I", 16) + guard + struct.pack("=IQQ", 1, 64, 64) +
+                          struct.pack("=I", 4) + struct.pack("=i", -1)))
+        c.peer.tensor[64:128].view(torch.float32).copy_(candidate_output)
+        return c.check(p.Reader(spec_payload() + struct.pack("=dd", 1e-5, 1e-6))).decode(
+            "utf-8", "replace")
+
+    def test_same_bytes_at_every_alignment(self):
+        a = torch.arange(64, dtype=torch.uint8)
+        b = a.clone()
+        for start, length in ((0, 64), (8, 16), (4, 12), (2, 6), (1, 7), (3, 1)):
+            x, y = a[start:start + length], b[start:start + length]
+            self.assertTrue(checker._same_bytes(x, y))
+            b[start + length - 1] ^= 1
+            self.assertFalse(checker._same_bytes(x, y))
+            b[start + length - 1] ^= 1
 
 
 if __name__ == "__main__":

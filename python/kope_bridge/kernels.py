@@ -134,7 +134,10 @@ class TorchKernel:
                 out = fn(params, inputs[:self.n_forward])
         return list(out) if isinstance(out, (tuple, list)) else [out]
 
-    def store(self, results, outputs):
+    @staticmethod
+    def checked(results, outputs):
+        """The forward's results, after checking that they are what the arena's output slots
+        take (count, type, dtype, elements)."""
         if len(results) != len(outputs):
             raise KernelError(f"forward returned {len(results)} tensors, the task expects "
                               f"{len(outputs)}")
@@ -146,6 +149,10 @@ class TorchKernel:
             if r.numel() != o.numel():
                 raise KernelError(f"output {k} has shape {list(r.shape)}, the task expects "
                                   f"{list(o.shape)}")
+        return results
+
+    def store(self, results, outputs):
+        for r, o in zip(self.checked(results, outputs), outputs):
             o.copy_(r.reshape(o.shape))
 
     def flush(self, ranges, host_address):
