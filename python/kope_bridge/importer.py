@@ -27,8 +27,9 @@ FAMILIES = [  # (pattern in the file name, family), first match wins
     (r"conv", "conv"), (r"matmul|gemm|matrix|bmm|linear|einsum", "matmul"),
     (r"attention|sdpa", "attention"), (r"log_?softmax|softmax", "softmax"),
     (r"norm", "norm"), (r"pool", "pooling"), (r"cumsum|cumprod|scan", "scan"),
-    (r"loss|divergence|hinge", "loss"), (r"argmax|argmin|sum|mean|max|min|prod|reduction",
-                                         "reduction"),
+    (r"loss|divergence|hinge", "loss"),
+    # Short words only whole: "MinGPTNewGelu" is a GELU, not a min.
+    (r"argmax|argmin|(?<![a-z])(sum|mean|max|min|prod)(?![a-z])|reduction", "reduction"),
     (r"relu|gelu|sigmoid|tanh|swish|selu|elu|softplus|softsign|hardtanh|hardsigmoid|dropout|"
      r"activation", "elementwise"),
 ]
