@@ -373,13 +373,17 @@ class ReferenceCallTest(unittest.TestCase):
         with self.assertRaises(p.ProtocolError):
             self.findings(c, torch.zeros(16))  # before REF_CALL
 
-    def findings(self, c, candidate_output):
+    def findings(self, c, candidate_output, tamper=None):
+        """CHECK's summary after the candidate wrote `candidate_output` (and `tamper` ran)."""
         guard = bytes(range(16))
         c.poison(p.Reader(struct.pack("=I", 16) + guard + struct.pack("=IQQ", 1, 64, 64) +
                           struct.pack("=I", 4) + struct.pack("=i", -1)))
         c.peer.tensor[64:128].view(torch.float32).copy_(candidate_output)
-        return c.check(p.Reader(spec_payload() + struct.pack("=dd", 1e-5, 1e-6))).decode(
-            "utf-8", "replace")
+        if tamper is not None:
+            tamper(c)
+        reply = p.Reader(c.check(p.Reader(spec_payload() + struct.pack("=dd", 1e-5, 1e-6))))
+        reply.take("=IiQQI")  # status, rc, flushed and copied bytes, no timings
+        return reply.string()  # the summary, JSON
 
     def test_same_bytes_at_every_alignment(self):
         a = torch.arange(64, dtype=torch.uint8)

@@ -39,17 +39,23 @@ def _failing_kernel(e_ptr, a_ptr, bounds_ptr, partial_ptr, n, VIA_F32: tl.conste
 
 def count_failing(expected, actual, rtol, atol):
     """The number of failing elements of two contiguous 1-D tensors of one dtype."""
+    bounds = torch.tensor([rtol, atol], dtype=torch.float64, device=expected.device)
+    return int(failing(expected, actual, bounds))
+
+
+def failing(expected, actual, bounds):
+    """count_failing's count as a tensor on the tensors' device, not waited for; `bounds` is
+    [rtol, atol] in float64 on that device."""
     if expected.shape != actual.shape or expected.dtype != actual.dtype or expected.dim() != 1:
         raise ValueError("two 1-D tensors of one shape and dtype")
     n = expected.numel()
     if n == 0:
-        return 0
-    bounds = torch.tensor([rtol, atol], dtype=torch.float64, device=expected.device)
+        return torch.zeros((), dtype=torch.int64, device=expected.device)
     blocks = triton.cdiv(n, BLOCK)
     partial = torch.empty(blocks, dtype=torch.int32, device=expected.device)
     via_f32 = expected.dtype in (torch.float16, torch.bfloat16)
     _failing_kernel[(blocks,)](expected, actual, bounds, partial, n, VIA_F32=via_f32, BLOCK=BLOCK)
-    return int(partial.sum())
+    return partial.sum(dtype=torch.int64)
 
 
 def crafted_pair(dtype, device, n=3 * BLOCK + 17):

@@ -2,6 +2,7 @@
 same kernel compiled; the checker compares it with the eager test there before using it), and of
 how the checker uses it. Run by ctest: python3 -m unittest kope_bridge.fast_compare_test."""
 import importlib
+import json
 import os
 import sys
 import types
@@ -12,6 +13,7 @@ os.environ["TRITON_INTERPRET"] = "1"  # before the kernel is defined
 import torch  # noqa: E402
 
 from . import checker  # noqa: E402
+from . import checker_test  # noqa: E402
 
 try:
     if "kope_bridge.fast_compare" in sys.modules:
@@ -105,6 +107,78 @@ class CheckerUseTest(unittest.TestCase):
         self.assertEqual(c._failing_fast_test(e, e.clone(), 0.0, 0.0), 0)
         self.assertIs(c._triton, False)
 
+
+@unittest.skipIf(fast_compare is None, "Triton is not installed")
+class CheckAtOnceTest(checker_test.ReferenceCallTest):
+    """CHECK's one-synchronization test (Triton's interpreter standing for the GPU) must give
+    the findings of its element-by-element path: ReferenceCallTest's cases run again through it,
+    and each kind of failure is compared."""
+
+    def setUp(self):
+        self.old = checker.TRITON_DEVICES
+        checker.TRITON_DEVICES = ("cpu",)
+
+    def tearDown(self):
+        checker.TRITON_DEVICES = self.old
+
+    def both_paths(self, output_damage=None, tamper=None):
+        """CHECK's findings through the one-synchronization test and without it: the candidate's
+        output is the expected one after `output_damage`, and `tamper` runs before CHECK."""
+        found = []
+        for devices in (("cpu",), ()):
+            checker.TRITON_DEVICES = devices
+            c, _ = self.checker(lambda x: [x * 2])
+            c.draw(checker_test.p.Reader(checker_test.draw_payload(41, checker.DRAW_TRIAL)))
+            self.ref_call(c)
+            output = c.expected[0].clone()
+            if output_damage is not None:
+                output_damage(output)
+            compared = []
+            exact = c.compare
+            c.compare = lambda *args: compared.append(1) or exact(*args)
+            found.append(findings_of(self.findings(c, output, tamper)))
+            if devices:
+                self.assertIsNot(c._triton, False)
+                self.assertTrue(c._triton_ok[torch.float32])
+                # A passing call never reaches the element-by-element comparison.
+                self.assertEqual(bool(compared), output_damage is not None)
+        return found
+
+    def test_each_finding_as_without_it(self):
+        def wrong_value(out):
+            out[9] += 1.0
+
+        def nan(out):
+            out[2] = float("nan")
+
+        def modified_input(c):
+            c.peer.tensor[4] ^= 1
+
+        def damaged_guard(c):
+            c.peer.tensor[130] ^= 1
+
+        cases = {"valid": ({}, {"input": -1, "guard": None, "outputs": [{"mismatches": 0}]}),
+                 "wrong value": ({"output_damage": wrong_value}, None),
+                 "nan": ({"output_damage": nan}, None),
+                 "modified input": ({"tamper": modified_input}, {"input": 0, "guard": None,
+                                                                  "outputs": []}),
+                 "damaged guard": ({"tamper": damaged_guard}, {"input": -1, "guard": [0, 2],
+                                                                "outputs": []})}
+        for name, (damage, expected) in cases.items():
+            with self.subTest(name):
+                at_once, one_by_one = self.both_paths(**damage)
+                self.assertEqual(at_once, one_by_one)
+                if expected is not None:
+                    self.assertEqual(at_once, expected)
+                else:
+                    self.assertEqual(at_once["outputs"][0]["mismatches"], 1)
+
+
+def findings_of(summary):
+    """CHECK's summary, a passing output's errors left out (never reported)."""
+    found = json.loads(summary)
+    found["outputs"] = [o if o["mismatches"] else {"mismatches": 0} for o in found["outputs"]]
+    return found
 
 if __name__ == "__main__":
     unittest.main()
