@@ -34,9 +34,6 @@ COMPARE_CHUNK = 1 << 25
 TRITON_DEVICES = ("cuda",)
 FUSED_MIN_ELEMENTS = 1 << 22
 FUSED_MAX_WINDOW = 1 << 26
-# From this size a comparison of inputs in CHECK's one-synchronization test runs on its own
-# (torch.equal, measured at 86% of the copy bandwidth on 8-byte words).
-LARGE_BYTES = 64 << 20
 _INT_OF_SIZE = {1: ("uint8", "B"), 2: ("int16", "h"), 4: ("int32", "i"), 8: ("int64", "q")}
 # DRAW's modes (Runner::DrawMode).
 DRAW_TRIAL, DRAW_PERTURB, DRAW_TIMING, DRAW_TIMING_SHARED = 0, 1, 2, 3
@@ -232,6 +229,7 @@ class Checker:
             return p.reply_payload()
         s.inputs_resident = False
         perturb = mode == DRAW_PERTURB
+        self.expected = None  # a CHECK needs the REF_CALL on these inputs
         if not perturb:
             self.draws = []
         elif not self.draws:
@@ -302,15 +300,16 @@ class Checker:
         self._give_inputs(inputs_ranges if self.ungiven is None else self.ungiven)
         self.ungiven = []
         self.expected = None  # the last call's outputs go before this call's are made
+        before = self._input_sums(inputs_ranges)
         inputs, outputs = s.tensors(spec)
         ns, results, _ = s.kernel.timed(inputs, None, s.host_address)
         self.expected = self._kept(s.kernel.checked(results, outputs))
         del results
-        if not all(_same_bytes(self._own(o, n), self._peer(o, n)) for o, n in inputs_ranges):
-            # The reference wrote its inputs in place (or the candidate's process wrote its
-            # slots meanwhile): the reference's are drawn again from the trial's seeds, and
-            # CHECK compares the candidate's copy with them. Comparing with what the reference
-            # left would pass a candidate that writes its inputs as the reference does.
+        if self._input_sums(inputs_ranges) != before:
+            # The reference wrote its inputs in place: they are drawn again from the trial's
+            # seeds, and CHECK compares the candidate's copy with them. Told from the
+            # reference's own memory, which no other process reaches: a comparison with the
+            # candidate's copy would miss a candidate that writes it as the reference does.
             for draw in self.draws:
                 self._draw(*draw)
         summary = [self._fingerprint(e, p.DTYPES[x.dtype][1])
@@ -321,14 +320,37 @@ class Checker:
                                else "")
 
     def _kept(self, results):
-        """The reference's outputs as the expected ones, without a copy, except an output in the
-        reference's own arena (a reference that returns its input, written in place): a
-        redraw of the inputs must not change it."""
+        """The reference's outputs as the expected ones: flat, contiguous, 8-byte aligned, on
+        this runner's device. Copied only where they are not: an output in the reference's own
+        arena (a reference that returns its input, written in place: a redraw of the inputs
+        must not change it), a strided view, a view at an odd offset, one on another device."""
         s = self.server
         base = s.mirror if s.mirror is not None else s.host
         arena = base.untyped_storage().data_ptr()
-        return [(t.clone() if t.untyped_storage().data_ptr() == arena else t).reshape(-1)
-                for t in results]
+        kept = []
+        for t in results:
+            if t.device != base.device:
+                t = t.to(base.device, memory_format=torch.contiguous_format)
+            elif t.untyped_storage().data_ptr() == arena or not t.is_contiguous() or \
+                    t.data_ptr() % 8:
+                t = t.clone(memory_format=torch.contiguous_format)
+            kept.append(t.reshape(-1))
+        return kept
+
+    def _input_sums(self, ranges):
+        """A position-weighted sum of each of this runner's inputs (fast_compare.checksum in one
+        pass where Triton serves, else _weighted_sum)."""
+        sums = []
+        for offset, nbytes in ranges:
+            raw = self._own(offset, nbytes)
+            if self._triton_usable(None, raw.device):
+                try:
+                    sums.append(self._triton.checksum(_as_words(raw, raw)[0]))
+                    continue
+                except Exception:  # noqa: BLE001 (a failing launch)
+                    self._triton = False
+            sums.append(self._weighted_sum(raw))
+        return sums
 
     def _give_inputs(self, ranges):
         for offset, nbytes in ranges:
@@ -396,23 +418,27 @@ class Checker:
             raise p.ProtocolError("trailing bytes after CHECK")
         if self.guard is None:
             raise p.ProtocolError("CHECK before POISON")
-        if self.expected is None or len(self.expected) != len(spec.outputs):
-            raise p.ProtocolError("CHECK before REF_CALL")
+        if self.expected is None or len(self.expected) != len(spec.outputs) or any(
+                e.numel() * e.element_size() != x.byte_range(s.arena_bytes)[1]
+                for e, x in zip(self.expected, spec.outputs)):
+            raise p.ProtocolError("CHECK before REF_CALL, or not of its call")
         result = {"input": -1, "guard": None, "outputs": []}
-        if self._passes_at_once(spec, tolerances):
-            result["outputs"] = [_passing() for _ in spec.outputs]
-            return p.reply_payload(message=json.dumps(result))
+        first = self._first_read(spec, tolerances)
         for i, slot in enumerate(spec.inputs):
             offset, nbytes = slot.byte_range(s.arena_bytes)
-            if not _same_bytes(self._peer(offset, nbytes), self._own(offset, nbytes)):
+            if (first.input_differs[i] if first else
+                    not _same_bytes(self._peer(offset, nbytes), self._own(offset, nbytes))):
                 result["input"] = i
                 return p.reply_payload(message=json.dumps(result))
         for o, slot in enumerate(spec.outputs):
             offset, nbytes = slot.byte_range(s.arena_bytes)
             g = self._peer(offset + nbytes, self.guard.numel())
-            if not torch.equal(g, self.guard):
+            if first.guard_damaged[o] if first else not torch.equal(g, self.guard):
                 result["guard"] = [o, int((g != self.guard).to(torch.uint8).argmax())]
                 break
+            if first and not first.output_fails[o]:
+                result["outputs"].append(_passing())
+                continue
             dtype = torch_dtype(slot.dtype)
             c = self.compare(self.expected[o], self._peer(offset, nbytes).view(dtype),
                              *tolerances[o])
@@ -469,13 +495,16 @@ class Checker:
     def _triton_usable(self, dtype, device):
         """Whether fast_compare serves this dtype: not where Triton is missing or failed (never
         tried again), nor where its answers on fast_compare.crafted_pair differed from the eager
-        _fast_test's (checked once per dtype and process)."""
+        _fast_test's (checked once per dtype and process). `dtype` None: whether the module
+        is there."""
         if self._triton is False or device.type not in TRITON_DEVICES:
             return False
         try:
             if self._triton is None:
                 from . import fast_compare
                 self._triton = fast_compare
+            if dtype is None:  # the module, for its checksum
+                return True
             if dtype not in self._triton_ok:
                 e, a = self._triton.crafted_pair(dtype, device)
                 self._triton_ok[dtype] = all(
@@ -486,40 +515,41 @@ class Checker:
             self._triton = False
             return False
 
-    def _passes_at_once(self, spec, tolerances):
-        """True when the candidate's last call passes every test of CHECK, decided with one
-        synchronization: inputs unchanged, guards intact, every output passing fast_compare's
-        test (on a device where its kernel serves every output's dtype). False when anything
-        failed or the test is not available: CHECK's element-by-element path then finds the
-        first failure and its details. On a GPU a check size's CHECK otherwise synchronizes
-        after each comparison and launches a dozen small kernels per output."""
+    def _first_read(self, spec, tolerances):
+        """CHECK's tests of every input, guard and output, read once and decided with one
+        synchronization (on a device where fast_compare's kernel serves every output's dtype):
+        which inputs differ from the reference's, which guards are damaged, which outputs fail
+        the fast test. Input and guard answers are exact and final: a candidate's thread that
+        puts things back later is not read again. An output that fails the fast test goes
+        through the exact rules (NaN and infinities always do) for its details. None where the
+        test is not available: CHECK reads element by element. On a GPU a check size's CHECK
+        otherwise synchronizes after each comparison and launches a dozen small kernels per
+        output."""
         s = self.server
         if self.peer is None:
-            return False
+            return None
         device = self.peer.tensor.device
         dtypes = [torch_dtype(x.dtype) for x in spec.outputs]
         if not all(self._triton_usable(d, device) for d in dtypes):
-            return False
+            return None
         try:
             flags = []
             for slot in spec.inputs:
                 offset, nbytes = slot.byte_range(s.arena_bytes)
-                a, b = self._peer(offset, nbytes), self._own(offset, nbytes)
-                if nbytes >= LARGE_BYTES:  # its own synchronization costs nothing here
-                    if not _same_bytes(a, b):
-                        return False
-                    continue
-                a, b = _as_words(a, b)
+                a, b = _as_words(self._peer(offset, nbytes), self._own(offset, nbytes))
                 flags.append((a != b).any())
             for k, slot in enumerate(spec.outputs):
                 offset, nbytes = slot.byte_range(s.arena_bytes)
                 flags.append((self._peer(offset + nbytes, self.guard.numel()) != self.guard).any())
-                bounds = self._bounds(tolerances[k], device)
                 flags.append(self._triton.failing(
-                    self.expected[k], self._peer(offset, nbytes).view(dtypes[k]), bounds) != 0)
-            return not flags or not bool(torch.stack(flags).any())
+                    self.expected[k], self._peer(offset, nbytes).view(dtypes[k]),
+                    self._bounds(tolerances[k], device)) != 0)
+            found = torch.stack(flags).tolist() if flags else []
         except Exception:  # noqa: BLE001 (the element-by-element path says what went wrong)
-            return False
+            return None
+        n = len(spec.inputs)
+        return types.SimpleNamespace(input_differs=found[:n], guard_damaged=found[n::2],
+                                     output_fails=found[n + 1::2])
 
     def _bounds(self, tolerance, device):
         """[rtol, atol] in float64 on the device, made once per tolerance."""

@@ -363,6 +363,39 @@ class ReferenceCallTest(unittest.TestCase):
         c.peer.tensor[:64].view(torch.float32).relu_()  # the candidate does as the reference
         self.assertIn('"input": 0', self.findings(c, own_in.relu()))
 
+    def test_a_candidate_that_writes_its_copy_as_the_reference_writes_its_own(self):
+        holder = {}
+
+        def reference(x):  # and, meanwhile, the candidate's thread on its copy
+            holder["c"].peer.tensor[:64].view(torch.float32).relu_()
+            return [x.relu_()]
+
+        c, server = self.checker(reference)
+        holder["c"] = c
+        c.draw(p.Reader(draw_payload(51, checker.DRAW_TRIAL)))
+        self.ref_call(c)
+        own_in = server.host[:64].view(torch.float32)
+        self.assertTrue(bool((own_in < 0).any()))  # drawn again: its own write was seen
+        self.assertIn('"input": 0', self.findings(c, own_in.relu()))
+
+    def test_strided_and_misaligned_results_are_kept_whole(self):
+        for name, forward, expected in (
+                ("a column", lambda x: [torch.stack([2 * x, 3 * x], 1)[:, 0]], lambda x: 2 * x),
+                ("a view at 4 bytes", lambda x: [torch.cat([x[:1], 2 * x])[1:]], lambda x: 2 * x),
+                ("an expansion", lambda x: [(2 * x[:1]).expand(16)],
+                 lambda x: (2 * x[:1]).expand(16))):
+            with self.subTest(name):
+                c, server = self.checker(forward)
+                c.draw(p.Reader(draw_payload(61, checker.DRAW_TRIAL)))
+                c.reference_call(p.Reader(spec_payload() + struct.pack("=B", 1)))  # summarized
+                own_in = server.host[:64].view(torch.float32)
+                self.assertTrue(c.expected[0].is_contiguous())
+                self.assertTrue(torch.equal(c.expected[0], expected(own_in)))
+                self.assertIn('"mismatches": 0', self.findings(c, expected(own_in)))
+                wrong = expected(own_in).clone()
+                wrong[5] += 1.0
+                self.assertIn('"mismatches": 1,', self.findings(c, wrong))
+
     def test_check_and_ref_call_out_of_order_are_refused(self):
         c, _ = self.checker(lambda x: [x * 2])
         with self.assertRaises(p.ProtocolError):
@@ -372,6 +405,10 @@ class ReferenceCallTest(unittest.TestCase):
         c.draw(p.Reader(draw_payload(2, checker.DRAW_TRIAL)))
         with self.assertRaises(p.ProtocolError):
             self.findings(c, torch.zeros(16))  # before REF_CALL
+        self.ref_call(c)
+        c.draw(p.Reader(draw_payload(3, checker.DRAW_TRIAL)))
+        with self.assertRaises(p.ProtocolError):
+            self.findings(c, torch.zeros(16))  # not after the REF_CALL of these inputs
 
     def findings(self, c, candidate_output, tamper=None):
         """CHECK's summary after the candidate wrote `candidate_output` (and `tamper` ran)."""

@@ -46,8 +46,9 @@ def count_failing(expected, actual, rtol, atol):
 def failing(expected, actual, bounds):
     """count_failing's count as a tensor on the tensors' device, not waited for; `bounds` is
     [rtol, atol] in float64 on that device."""
-    if expected.shape != actual.shape or expected.dtype != actual.dtype or expected.dim() != 1:
-        raise ValueError("two 1-D tensors of one shape and dtype")
+    if expected.shape != actual.shape or expected.dtype != actual.dtype or expected.dim() != 1 \
+            or not expected.is_contiguous() or not actual.is_contiguous():
+        raise ValueError("two contiguous 1-D tensors of one shape and dtype")
     n = expected.numel()
     if n == 0:
         return torch.zeros((), dtype=torch.int64, device=expected.device)
@@ -56,6 +57,30 @@ def failing(expected, actual, bounds):
     via_f32 = expected.dtype in (torch.float16, torch.bfloat16)
     _failing_kernel[(blocks,)](expected, actual, bounds, partial, n, VIA_F32=via_f32, BLOCK=BLOCK)
     return partial.sum(dtype=torch.int64)
+
+
+@triton.jit
+def _checksum_kernel(w_ptr, partial_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    w = tl.load(w_ptr + offs, mask=mask, other=0).to(tl.int64)
+    tl.store(partial_ptr + pid, tl.sum(w * (2 * offs + 1), axis=0))
+
+
+def checksum(words):
+    """sum((2i + 1) * w_i) over a contiguous 1-D integer tensor, wrapping at 64 bits, in one
+    pass: it changes when an element does, and when two are swapped. For telling whether the
+    trusted reference wrote its own inputs, not for anything a candidate could aim at."""
+    if words.dim() != 1 or words.dtype.is_floating_point or not words.is_contiguous():
+        raise ValueError("a contiguous 1-D integer tensor")
+    n = words.numel()
+    if n == 0:
+        return 0
+    blocks = triton.cdiv(n, BLOCK)
+    partial = torch.empty(blocks, dtype=torch.int64, device=words.device)
+    _checksum_kernel[(blocks,)](words, partial, n, BLOCK=BLOCK)
+    return int(partial.sum()) & ((1 << 64) - 1)
 
 
 def crafted_pair(dtype, device, n=3 * BLOCK + 17):

@@ -173,6 +173,31 @@ class CheckAtOnceTest(checker_test.ReferenceCallTest):
                 else:
                     self.assertEqual(at_once["outputs"][0]["mismatches"], 1)
 
+    def test_what_the_first_read_found_is_not_read_again(self):
+        c, _ = self.checker(lambda x: [x * 2])
+        c.draw(checker_test.p.Reader(checker_test.draw_payload(71, checker.DRAW_TRIAL)))
+        self.ref_call(c)
+        c.peer.tensor[4] ^= 1  # the candidate used its input as scratch
+        first_read = c._first_read
+
+        def then_restored(*args):  # by its thread, just after the first read
+            found = first_read(*args)
+            c.peer.tensor[4] ^= 1
+            return found
+
+        c._first_read = then_restored
+        self.assertEqual(findings_of(self.findings(c, c.expected[0]))["input"], 0)
+
+    def test_the_checksum_sees_a_change_and_a_swap(self):
+        w = torch.arange(3 * fast_compare.BLOCK + 5, dtype=torch.int32)
+        base = fast_compare.checksum(w)
+        changed, swapped = w.clone(), w.clone()
+        changed[-1] += 1
+        swapped[[0, 1]] = swapped[[1, 0]]
+        self.assertNotEqual(fast_compare.checksum(changed), base)
+        self.assertNotEqual(fast_compare.checksum(swapped), base)
+        self.assertEqual(fast_compare.checksum(w.clone()), base)
+
 
 def findings_of(summary):
     """CHECK's summary, a passing output's errors left out (never reported)."""
