@@ -4,13 +4,14 @@ src/eval/verification.cc and src/eval/reference_check.cc).
 The reference shares memory with the candidate's runner (SHARE: device memory on a GPU, through
 shared_device, else a memfd) and lays the candidate's tensors out there exactly as in its own
 arena. Verification then moves no tensor between host and GPU: DRAW draws the inputs into the
-reference's tensors from the parent's secret seed; REF_CALL copies them into the candidate's
-slots, runs the reference, and draws the trial's inputs again from the same seeds when its own
-or the candidate's copy changed meanwhile (a reference may write its inputs in place, a
-candidate's thread may write its slots at any time: the candidate's memory is never read back
-as inputs); POISON fills the candidate's outputs and guards; CHECK compares the candidate's
-inputs, guards and outputs with the reference's, with the rules of src/eval/compare.cc, and
-answers a summary (JSON). The candidate's process never sees the reference's outputs.
+reference's tensors from the parent's secret seed; REF_CALL gives the candidate's slots what
+they lack (a trial's inputs, a perturbation's elements), runs the reference, keeps its results
+as the expected outputs, and draws the trial's inputs again from the same seeds when a checksum
+of its own inputs changed over the call (a reference may write its inputs in place; the
+candidate's memory is never read back as inputs); POISON fills the candidate's outputs and
+guards; CHECK compares the candidate's inputs, guards and outputs with the reference's, with the
+rules of src/eval/compare.cc, and answers a summary (JSON). The candidate's process never sees
+the reference's outputs.
 """
 import fcntl
 import json
