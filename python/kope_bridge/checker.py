@@ -15,7 +15,6 @@ the reference's outputs.
 """
 import fcntl
 import json
-import math
 import mmap
 import os
 import struct
@@ -25,101 +24,12 @@ import torch
 
 from . import protocol as p
 from . import shared_device
+from .comparison import Comparer, INT_OF_SIZE, as_words, passing, same_bytes, weighted_sum
+from .distribution import Distribution
 from .kernels import torch_dtype
 
-# Elements compared at once (float64 temporaries of 256 MiB each).
-COMPARE_CHUNK = 1 << 25
-# Outputs from this many elements on a GPU go through the fused fast test first: fast_compare's
-# Triton kernel on TRITON_DEVICES, else torch.compile's in windows of FUSED_MIN_ELEMENTS * 2^k
-# elements, at most FUSED_MAX_WINDOW (a few static shapes: see _failing_fast_test).
-TRITON_DEVICES = ("cuda",)
-FUSED_MIN_ELEMENTS = 1 << 22
-FUSED_MAX_WINDOW = 1 << 26
-_INT_OF_SIZE = {1: ("uint8", "B"), 2: ("int16", "h"), 4: ("int32", "i"), 8: ("int64", "q")}
 # DRAW's modes (Runner::DrawMode).
 DRAW_TRIAL, DRAW_PERTURB, DRAW_TIMING, DRAW_TIMING_SHARED = 0, 1, 2, 3
-
-
-def _hex(x):
-    return float(x).hex()
-
-
-def _fast_test(e, a, rtol, atol):
-    e, a = e.to(torch.float64), a.to(torch.float64)
-    ok = ((a - e).abs() <= atol + rtol * e.abs()) & e.isfinite()
-    return (~ok).sum()
-
-
-def _as_words(a, b):
-    """Two byte ranges of one length as the widest integer words their offsets and length allow
-    (on a GPU torch.equal of bytes runs at 40% of the bandwidth, of 8-byte words at 86%)."""
-    for size in (8, 4, 2):
-        if a.numel() % size == 0 and a.storage_offset() % size == 0 and \
-                b.storage_offset() % size == 0:
-            words = getattr(torch, _INT_OF_SIZE[size][0])
-            return a.view(words), b.view(words)
-    return a, b
-
-
-def _same_bytes(a, b):
-    return torch.equal(*_as_words(a, b))
-
-
-def _passing():
-    """compare()'s summary of an output that passed (its errors are reported only for a
-    failing output)."""
-    return {"mismatches": 0, "first": -1, "expected": "0x0p+0", "actual": "0x0p+0",
-            "max_abs": "0x0p+0", "max_rel": "0x0p+0", "nan_inf": False}
-
-
-def eager_failing(e, a, rtol, atol):
-    """_fast_test's count, run eagerly: what a compiled test must give."""
-    bounds = torch.tensor([rtol, atol], dtype=torch.float64, device=e.device)
-    return int(_fast_test(e, a, bounds[0], bounds[1]))
-
-
-class Distribution:
-    """An input's distribution (include/kope/task/task.h), drawn with torch's generator."""
-
-    def __init__(self, kind, mean, stddev, low, high, low_exp, high_exp, num_distinct):
-        self.kind, self.mean, self.stddev, self.low, self.high = kind, mean, stddev, low, high
-        self.low_exp, self.high_exp, self.num_distinct = low_exp, high_exp, num_distinct
-
-    def values(self, n, dtype, generator, device):
-        """n values for a tensor of `dtype` (float64, or int64 for integer dtypes)."""
-        if not (dtype.is_floating_point or dtype.is_complex):
-            lo, hi = math.floor(self.low), math.ceil(self.high)
-            if hi <= lo:
-                lo, hi = 0, 100
-            return torch.randint(lo, hi, (n,), generator=generator, device=device)
-        f64 = {"dtype": torch.float64, "generator": generator, "device": device}
-        if self.kind == 0:  # normal
-            return torch.randn(n, **f64).mul_(self.stddev).add_(self.mean)
-        if self.kind in (1, 5):  # uniform, positive
-            return torch.rand(n, **f64).mul_(self.high - self.low).add_(self.low)
-        if self.kind == 2:  # wide: sign * 10^u
-            e = torch.rand(n, **f64).mul_(self.high_exp - self.low_exp).add_(self.low_exp)
-            sign = torch.where(torch.rand(n, **f64) < 0.5, -1.0, 1.0)
-            return torch.pow(10.0, e).mul_(sign)
-        if self.kind == 3:  # negative
-            return torch.randn(n, **f64).mul_(self.stddev).abs_().neg_().sub_(1e-3)
-        k = max(1, self.num_distinct)  # ties: a few values, exact in every float type
-        pick = torch.randint(0, k, (n,), generator=generator, device=device)
-        return (pick - k // 2).to(torch.float64).mul_(0.5)
-
-    def fill(self, t, generator):
-        """Draws every element of the 1-D tensor t: in place and in t's own dtype where torch
-        can (normal, uniform and positive floating-point inputs: one pass over t), else through
-        values() in float64 chunks."""
-        if t.dtype.is_floating_point and self.kind == 0:
-            t.normal_(self.mean, self.stddev, generator=generator)
-            return
-        if t.dtype.is_floating_point and self.kind in (1, 5) and self.high > self.low:
-            t.uniform_(self.low, self.high, generator=generator)
-            return
-        for start in range(0, t.numel(), COMPARE_CHUNK):
-            chunk = t[start:start + COMPARE_CHUNK]
-            chunk.copy_(self.values(chunk.numel(), chunk.dtype, generator, t.device))
 
 
 class Checker:
@@ -128,15 +38,12 @@ class Checker:
         self.peer = None  # the memory shared with the candidate: nbytes, tensor, keep (owners)
         self.guard = None  # the guard bytes of the last POISON, on the device
         self.guard_bytes = b""
-        self._fast = None  # torch.compile's fused fast test of compare()
-        self._triton = None  # fast_compare once imported, False once it failed
-        self._triton_ok = {}  # dtype -> whether fast_compare agreed with the eager test
+        self.comparer = Comparer()
         self.draws = []  # the DRAW requests since the last full draw: the inputs' recipe
         # What the candidate's copy of the inputs lacks: None, all of them (a trial's DRAW);
         # else the byte ranges of the elements perturbed since the last REF_CALL.
         self.ungiven = None
         self.expected = None  # the last REF_CALL's outputs, flat, on the reference's device
-        self._bounds_cache = {}
 
     # -- SHARE -------------------------------------------------------------------------------
     def share(self, r):
@@ -339,19 +246,8 @@ class Checker:
         return kept
 
     def _input_sums(self, ranges):
-        """A position-weighted sum of each of this runner's inputs (fast_compare.checksum in one
-        pass where Triton serves, else _weighted_sum)."""
-        sums = []
-        for offset, nbytes in ranges:
-            raw = self._own(offset, nbytes)
-            if self._triton_usable(None, raw.device):
-                try:
-                    sums.append(self._triton.checksum(_as_words(raw, raw)[0]))
-                    continue
-                except Exception:  # noqa: BLE001 (a failing launch)
-                    self._triton = False
-            sums.append(self._weighted_sum(raw))
-        return sums
+        """A position-weighted sum of each of this runner's inputs."""
+        return [self.comparer.checksum(self._own(o, n)) for o, n in ranges]
 
     def _give_inputs(self, ranges):
         for offset, nbytes in ranges:
@@ -362,23 +258,9 @@ class Checker:
         output's bytes that changes when they do (the parent rejects a reference whose output
         ignores its inputs: as src/eval/verification.cc, with a hash of its own)."""
         raw = expected.view(torch.uint8)
-        words = raw.view(getattr(torch, _INT_OF_SIZE[size][0]))
+        words = raw.view(getattr(torch, INT_OF_SIZE[size][0]))
         return {"constant": words.numel() > 1 and bool((words == words[0]).all()),
-                "fingerprint": str(self._weighted_sum(raw))}
-
-    @staticmethod
-    def _weighted_sum(raw):
-        """sum((2i + 1) * word_i) over the bytes as 64-bit words (the tail as bytes), mod 2^64:
-        a permutation of the words changes it."""
-        whole = raw.numel() - raw.numel() % 8
-        words = raw[:whole].view(torch.int64)
-        total = int(raw[whole:].to(torch.int64).sum())
-        for start in range(0, words.numel(), COMPARE_CHUNK):
-            chunk = words[start:start + COMPARE_CHUNK]
-            weights = torch.arange(2 * start + 1, 2 * (start + chunk.numel()), 2,
-                                   dtype=torch.int64, device=raw.device)
-            total += int((chunk * weights).sum())
-        return total & ((1 << 64) - 1)
+                "fingerprint": str(weighted_sum(raw))}
 
     # -- POISON ------------------------------------------------------------------------------
     def poison(self, r):
@@ -387,7 +269,7 @@ class Checker:
         items = []
         for _ in range(r.take("=I")):
             offset, nbytes, pattern = r.take("=Q"), r.take("=Q"), r.take_bytes(8)
-            if len(pattern) not in _INT_OF_SIZE or offset % len(pattern) or nbytes % len(pattern):
+            if len(pattern) not in INT_OF_SIZE or offset % len(pattern) or nbytes % len(pattern):
                 raise p.ProtocolError("bad poison pattern")
             self._peer(offset, nbytes + len(guard))
             items.append((offset, nbytes, pattern))
@@ -398,7 +280,7 @@ class Checker:
             self.guard = torch.frombuffer(bytearray(guard), dtype=torch.uint8).to(device)
             self.guard_bytes = guard
         for offset, nbytes, pattern in items:
-            name, code = _INT_OF_SIZE[len(pattern)]
+            name, code = INT_OF_SIZE[len(pattern)]
             value = struct.unpack("=" + code, pattern)[0]
             self._peer(offset, nbytes).view(getattr(torch, name)).fill_(value)
             self._peer(offset + nbytes, len(guard)).copy_(self.guard)
@@ -428,7 +310,7 @@ class Checker:
         for i, slot in enumerate(spec.inputs):
             offset, nbytes = slot.byte_range(s.arena_bytes)
             if (first.input_differs[i] if first else
-                    not _same_bytes(self._peer(offset, nbytes), self._own(offset, nbytes))):
+                    not same_bytes(self._peer(offset, nbytes), self._own(offset, nbytes))):
                 result["input"] = i
                 return p.reply_payload(message=json.dumps(result))
         for o, slot in enumerate(spec.outputs):
@@ -438,83 +320,15 @@ class Checker:
                 result["guard"] = [o, int((g != self.guard).to(torch.uint8).argmax())]
                 break
             if first and not first.output_fails[o]:
-                result["outputs"].append(_passing())
+                result["outputs"].append(passing())
                 continue
             dtype = torch_dtype(slot.dtype)
-            c = self.compare(self.expected[o], self._peer(offset, nbytes).view(dtype),
-                             *tolerances[o])
+            c = self.comparer.compare(self.expected[o], self._peer(offset, nbytes).view(dtype),
+                                      *tolerances[o])
             result["outputs"].append(c)
             if c["mismatches"]:
                 break
         return p.reply_payload(message=json.dumps(result))
-
-    def _failing_fast_test(self, expected, actual, rtol, atol):
-        """Elements that fail the fast test (finite expected, |actual - expected| within the
-        bound), in one pass over both tensors: fast_compare's Triton kernel where it passed its
-        check for the dtype, else torch.compile's fusion of _fast_test into a single reduction.
-        The latter is compiled for static shapes: a kernel made for symbolic sizes is tuned for
-        the first, small, size and reduces a large tensor on a few blocks. The tensor is cut into
-        windows of a few fixed sizes (the largest power-of-two multiple of FUSED_MIN_ELEMENTS
-        that fits, at most FUSED_MAX_WINDOW), so that the same few kernels serve every problem
-        and come from the task runners' persistent compile cache after their first compile on a
-        machine; the tail under FUSED_MIN_ELEMENTS is tested eagerly. The counts stay on the
-        device until the end (one synchronization). -1 when compiling failed: eager chunks
-        from then on."""
-        failing = self._triton_count(expected, actual, rtol, atol)
-        if failing is not None:
-            return failing
-        if self._fast is None:
-            self._fast = torch.compile(_fast_test, dynamic=False)
-        bounds = torch.tensor([rtol, atol], dtype=torch.float64, device=expected.device)
-        n, start = expected.numel(), 0
-        try:
-            total = torch.zeros((), dtype=torch.int64, device=expected.device)
-            while n - start >= FUSED_MIN_ELEMENTS:
-                window = FUSED_MIN_ELEMENTS
-                while window * 2 <= min(n - start, FUSED_MAX_WINDOW):
-                    window *= 2
-                total += self._fast(expected[start:start + window], actual[start:start + window],
-                                    bounds[0], bounds[1])
-                start += window
-            if start < n:
-                total += _fast_test(expected[start:], actual[start:], bounds[0], bounds[1])
-            return int(total)
-        except Exception:  # noqa: BLE001 (no compiler, a failing compile)
-            self._fast = _fast_test
-            return -1
-
-    def _triton_count(self, expected, actual, rtol, atol):
-        """fast_compare's count, or None where _triton_usable says no."""
-        try:
-            if not self._triton_usable(expected.dtype, expected.device):
-                return None
-            return self._triton.count_failing(expected, actual, rtol, atol)
-        except Exception:  # noqa: BLE001 (a failing launch)
-            self._triton = False
-            return None
-
-    def _triton_usable(self, dtype, device):
-        """Whether fast_compare serves this dtype: not where Triton is missing or failed (never
-        tried again), nor where its answers on fast_compare.crafted_pair differed from the eager
-        _fast_test's (checked once per dtype and process). `dtype` None: whether the module
-        is there."""
-        if self._triton is False or device.type not in TRITON_DEVICES:
-            return False
-        try:
-            if self._triton is None:
-                from . import fast_compare
-                self._triton = fast_compare
-            if dtype is None:  # the module, for its checksum
-                return True
-            if dtype not in self._triton_ok:
-                e, a = self._triton.crafted_pair(dtype, device)
-                self._triton_ok[dtype] = all(
-                    self._triton.count_failing(e, a, r, t) == eager_failing(e, a, r, t)
-                    for r, t in ((1e-3, 1e-5), (0.0, 0.0), (0.5, 0.5)))
-            return self._triton_ok[dtype]
-        except Exception:  # noqa: BLE001 (no Triton, no compiler, a failing launch)
-            self._triton = False
-            return False
 
     def _first_read(self, spec, tolerances):
         """CHECK's tests of every input, guard and output, read once and decided with one
@@ -531,74 +345,24 @@ class Checker:
             return None
         device = self.peer.tensor.device
         dtypes = [torch_dtype(x.dtype) for x in spec.outputs]
-        if not all(self._triton_usable(d, device) for d in dtypes):
+        comparer = self.comparer
+        if not all(comparer.triton_usable(d, device) for d in dtypes):
             return None
         try:
             flags = []
             for slot in spec.inputs:
                 offset, nbytes = slot.byte_range(s.arena_bytes)
-                a, b = _as_words(self._peer(offset, nbytes), self._own(offset, nbytes))
+                a, b = as_words(self._peer(offset, nbytes), self._own(offset, nbytes))
                 flags.append((a != b).any())
             for k, slot in enumerate(spec.outputs):
                 offset, nbytes = slot.byte_range(s.arena_bytes)
                 flags.append((self._peer(offset + nbytes, self.guard.numel()) != self.guard).any())
-                flags.append(self._triton.failing(
+                flags.append(comparer.triton.failing(
                     self.expected[k], self._peer(offset, nbytes).view(dtypes[k]),
-                    self._bounds(tolerances[k], device)) != 0)
+                    comparer.bounds(tolerances[k], device)) != 0)
             found = torch.stack(flags).tolist() if flags else []
         except Exception:  # noqa: BLE001 (the element-by-element path says what went wrong)
             return None
         n = len(spec.inputs)
         return types.SimpleNamespace(input_differs=found[:n], guard_damaged=found[n::2],
                                      output_fails=found[n + 1::2])
-
-    def _bounds(self, tolerance, device):
-        """[rtol, atol] in float64 on the device, made once per tolerance."""
-        key = (tolerance, device)
-        if key not in self._bounds_cache:
-            self._bounds_cache[key] = torch.tensor(list(tolerance), dtype=torch.float64,
-                                                   device=device)
-        return self._bounds_cache[key]
-
-    def compare(self, expected, actual, rtol, atol):
-        """src/eval/compare.cc's CompareOutputs: NaN matches NaN, an infinity itself, a finite
-        value within atol + rtol * |expected|, in float64. A chunk that passes the fast test
-        (finite expected, |actual - expected| within the bound) is done; any other goes through
-        the exact rules, which also give the errors."""
-        out = _passing()
-        if expected.device.type == "cuda" and expected.numel() >= FUSED_MIN_ELEMENTS and \
-                self._fast is not _fast_test and \
-                self._failing_fast_test(expected, actual, rtol, atol) == 0:
-            return out  # passes (its errors are reported only for a failing output)
-        max_abs, max_rel, failed = 0.0, 0.0, False
-        for start in range(0, expected.numel(), COMPARE_CHUNK):
-            e = expected[start:start + COMPARE_CHUNK].to(torch.float64)
-            a = actual[start:start + COMPARE_CHUNK].to(torch.float64)
-            err = (a - e).abs_()
-            bound = e.abs().mul_(rtol).add_(atol)
-            if bool(((err <= bound) & e.isfinite()).all()):
-                max_abs = max(max_abs, float(err.max()))
-                rel = torch.where(e != 0, err / e.abs(), 0.0)
-                max_rel = max(max_rel, float(rel.max()))
-                continue
-            e_nan, a_nan = e.isnan(), a.isnan()
-            any_nan = e_nan | a_nan
-            inf = ~any_nan & (e.isinf() | a.isinf())
-            finite = ~(any_nan | inf)
-            err = torch.where(finite, err, 0.0)
-            max_abs = max(max_abs, float(err.max()))
-            rel = torch.where(finite & (e != 0), err / e.abs(), 0.0)
-            max_rel = max(max_rel, float(rel.max()))
-            ok = torch.where(any_nan, e_nan & a_nan, torch.where(inf, e == a, err <= bound))
-            bad = ~ok
-            n = int(bad.sum())
-            if n == 0:
-                continue
-            if not failed:
-                k = int(bad.to(torch.uint8).argmax())
-                out.update(first=start + k, expected=_hex(e[k]), actual=_hex(a[k]),
-                           nan_inf=bool(any_nan[k] | inf[k]))
-                failed = True
-            out["mismatches"] += n
-        out["max_abs"], out["max_rel"] = _hex(max_abs), _hex(max_rel)
-        return out

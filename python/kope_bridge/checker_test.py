@@ -1,4 +1,5 @@
-"""Tests of the reference runner's checks (checker.py) that need no runner: the comparison must
+"""Tests of the reference runner's checks (checker.py, comparison.py, distribution.py) that need
+no runner: the comparison must
 give what src/eval/compare.cc gives (verdict, count, first failure, errors), and inputs must be
 drawn from their distributions. Run by ctest: python3 -m unittest kope_bridge.checker_test."""
 import math
@@ -9,6 +10,8 @@ import unittest
 import torch
 
 from . import checker
+from . import comparison
+from . import distribution as draws
 from . import kernels
 from . import protocol as p
 from . import serve
@@ -25,7 +28,7 @@ def h(x):
 
 class CompareTest(unittest.TestCase):
     def setUp(self):
-        self.c = make_checker()
+        self.c = comparison.Comparer()
 
     def compare(self, expected, actual, rtol=1e-3, atol=1e-3, dtype=torch.float32):
         return self.c.compare(torch.tensor(expected, dtype=dtype), torch.tensor(actual, dtype=dtype),
@@ -70,8 +73,8 @@ class CompareTest(unittest.TestCase):
         self.assertEqual(r["max_rel"], h(0.25))  # |e| = 0 is left out of the relative error
 
     def test_first_failure_is_found_across_chunks(self):
-        old = checker.COMPARE_CHUNK
-        checker.COMPARE_CHUNK = 4
+        old = comparison.COMPARE_CHUNK
+        comparison.COMPARE_CHUNK = 4
         try:
             e = torch.zeros(11)
             a = torch.zeros(11)
@@ -79,7 +82,7 @@ class CompareTest(unittest.TestCase):
             a[10] = math.inf
             r = self.c.compare(e, a, 0.0, 0.0)
         finally:
-            checker.COMPARE_CHUNK = old
+            comparison.COMPARE_CHUNK = old
         self.assertEqual((r["mismatches"], r["first"], r["nan_inf"]), (2, 9, False))
 
     def test_half_precision_is_compared_in_float64(self):
@@ -92,28 +95,28 @@ class CompareTest(unittest.TestCase):
         a = torch.tensor([1.0, math.nan, math.inf, 3.0])
         bounds = torch.tensor([0.0, 0.1], dtype=torch.float64)
         # The NaN and infinity pairs pass exactly but not the fast test: they go to the rules.
-        self.assertEqual(int(checker._fast_test(e, a, bounds[0], bounds[1])), 3)
+        self.assertEqual(int(comparison.fast_test(e, a, bounds[0], bounds[1])), 3)
 
 
 class FusedWindowsTest(unittest.TestCase):
     def test_windows_of_a_few_sizes_cover_every_element_once(self):
-        c = make_checker()
+        c = comparison.Comparer()
         windows = []
 
         def fake_fast(e, a, rtol, atol):  # stands for the compiled test, records its shapes
             windows.append(e.numel())
-            return checker._fast_test(e, a, rtol, atol)
+            return comparison.fast_test(e, a, rtol, atol)
 
-        c._fast = fake_fast
-        old = checker.FUSED_MIN_ELEMENTS, checker.FUSED_MAX_WINDOW
-        checker.FUSED_MIN_ELEMENTS, checker.FUSED_MAX_WINDOW = 4, 16
+        c.fast = fake_fast
+        old = comparison.FUSED_MIN_ELEMENTS, comparison.FUSED_MAX_WINDOW
+        comparison.FUSED_MIN_ELEMENTS, comparison.FUSED_MAX_WINDOW = 4, 16
         try:
             e = torch.zeros(45)
             a = torch.zeros(45)
             a[[0, 40, 44]] = 1.0  # in the first window, the last window and the eager tail
-            failing = c._failing_fast_test(e, a, 0.0, 0.5)
+            failing = c.failing_fast_test(e, a, 0.0, 0.5)
         finally:
-            checker.FUSED_MIN_ELEMENTS, checker.FUSED_MAX_WINDOW = old
+            comparison.FUSED_MIN_ELEMENTS, comparison.FUSED_MAX_WINDOW = old
         self.assertEqual(windows, [16, 16, 8, 4])  # then 1 element eagerly
         self.assertEqual(failing, 3)
 
@@ -130,17 +133,17 @@ class FingerprintTest(unittest.TestCase):
         a = torch.arange(40, dtype=torch.int64)
         b = a.flip(0)
         raw = lambda t: t.view(torch.uint8)  # noqa: E731
-        self.assertNotEqual(checker.Checker._weighted_sum(raw(a)),
-                            checker.Checker._weighted_sum(raw(b)))
-        self.assertEqual(checker.Checker._weighted_sum(raw(a)),
-                         checker.Checker._weighted_sum(raw(a.clone())))
-        old = checker.COMPARE_CHUNK
-        checker.COMPARE_CHUNK = 7  # chunks weigh words by their place in the whole tensor
+        self.assertNotEqual(comparison.weighted_sum(raw(a)),
+                            comparison.weighted_sum(raw(b)))
+        self.assertEqual(comparison.weighted_sum(raw(a)),
+                         comparison.weighted_sum(raw(a.clone())))
+        old = comparison.COMPARE_CHUNK
+        comparison.COMPARE_CHUNK = 7  # chunks weigh words by their place in the whole tensor
         try:
-            chunked = checker.Checker._weighted_sum(raw(a))
+            chunked = comparison.weighted_sum(raw(a))
         finally:
-            checker.COMPARE_CHUNK = old
-        self.assertEqual(chunked, checker.Checker._weighted_sum(raw(a)))
+            comparison.COMPARE_CHUNK = old
+        self.assertEqual(chunked, comparison.weighted_sum(raw(a)))
 
 
 def distribution(kind, seed, **fields):
@@ -149,7 +152,7 @@ def distribution(kind, seed, **fields):
     d.update(fields)
     g = torch.Generator()
     g.manual_seed(seed)
-    return checker.Distribution(kind, d["mean"], d["stddev"], d["low"], d["high"], d["low_exp"],
+    return draws.Distribution(kind, d["mean"], d["stddev"], d["low"], d["high"], d["low_exp"],
                                 d["high_exp"], d["num_distinct"]), g
 
 
@@ -198,11 +201,11 @@ class DrawTest(unittest.TestCase):
         def no_float64_path(*args):
             raise AssertionError("drawn through values(), not in place")
 
-        values, checker.Distribution.values = checker.Distribution.values, no_float64_path
+        values, draws.Distribution.values = draws.Distribution.values, no_float64_path
         try:
             self._fill_in_place()
         finally:
-            checker.Distribution.values = values
+            draws.Distribution.values = values
 
     def _fill_in_place(self):
         v = self.fill(0, torch.float32, mean=-1.0, stddev=3.0).double()
@@ -216,14 +219,14 @@ class DrawTest(unittest.TestCase):
                                                                             seed=99)))
 
     def test_fill_takes_the_float64_path_for_the_other_laws(self):
-        old = checker.COMPARE_CHUNK
-        checker.COMPARE_CHUNK = 4096  # several chunks
+        old = draws.CHUNK
+        draws.CHUNK = 4096  # several chunks
         try:
             w = self.fill(2, torch.float32, low_exp=-2.0, high_exp=2.0)
             t = self.fill(4, torch.float32, num_distinct=4)
             i = self.fill(1, torch.int32, low=-3.0, high=4.0)
         finally:
-            checker.COMPARE_CHUNK = old
+            draws.CHUNK = old
         self.assertTrue(bool((w.abs() >= 1e-2 * 0.999).all() and (w.abs() <= 1e2 * 1.001).all()))
         self.assertEqual(sorted(set(t.tolist())), [-1.0, -0.5, 0.0, 0.5])
         self.assertEqual((int(i.min()), int(i.max())), (-3, 3))
@@ -427,9 +430,9 @@ class ReferenceCallTest(unittest.TestCase):
         b = a.clone()
         for start, length in ((0, 64), (8, 16), (4, 12), (2, 6), (1, 7), (3, 1)):
             x, y = a[start:start + length], b[start:start + length]
-            self.assertTrue(checker._same_bytes(x, y))
+            self.assertTrue(comparison.same_bytes(x, y))
             b[start + length - 1] ^= 1
-            self.assertFalse(checker._same_bytes(x, y))
+            self.assertFalse(comparison.same_bytes(x, y))
             b[start + length - 1] ^= 1
 
 

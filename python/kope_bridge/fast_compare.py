@@ -1,4 +1,4 @@
-"""The reference runner's fast test of a candidate's output on a GPU (checker.py): how many
+"""The reference runner's fast test of a candidate's output on a GPU (comparison.py): how many
 elements fail |actual - expected| <= atol + rtol * |expected| with a finite expected, computed
 in float64, in one pass over both tensors.
 

@@ -15,6 +15,7 @@ import torch  # noqa: E402
 
 from . import checker  # noqa: E402
 from . import checker_test  # noqa: E402
+from . import comparison  # noqa: E402
 
 try:
     if "kope_bridge.fast_compare" in sys.modules:
@@ -34,7 +35,7 @@ class KernelTest(unittest.TestCase):
             for rtol, atol in ((1e-3, 1e-5), (0.0, 0.0), (0.5, 0.5)):
                 with self.subTest(dtype=dtype, rtol=rtol, atol=atol):
                     self.assertEqual(fast_compare.count_failing(e, a, rtol, atol),
-                                     checker.eager_failing(e, a, rtol, atol))
+                                     comparison.eager_failing(e, a, rtol, atol))
 
     def test_nan_infinity_and_the_last_partial_block_fail(self):
         e, a = fast_compare.crafted_pair(torch.float32, "cpu")
@@ -100,17 +101,17 @@ for kernel, signature, constants in forms:
 
 class CheckerUseTest(unittest.TestCase):
     def setUp(self):
-        self.old = checker.TRITON_DEVICES
-        checker.TRITON_DEVICES = ("cpu",)  # as on a GPU, with CPU tensors
+        self.old = comparison.TRITON_DEVICES
+        comparison.TRITON_DEVICES = ("cpu",)  # as on a GPU, with CPU tensors
 
     def tearDown(self):
-        checker.TRITON_DEVICES = self.old
+        comparison.TRITON_DEVICES = self.old
 
-    def checker_with(self, count):
-        c = checker.Checker(types.SimpleNamespace(torch=torch, device="cpu"))
+    def comparer_with(self, count):
+        c = comparison.Comparer()
         pair = fast_compare.crafted_pair if fast_compare else None
-        c._triton = types.SimpleNamespace(count_failing=count, crafted_pair=pair)
-        c._fast = checker._fast_test  # the fallback, eager here
+        c.triton = types.SimpleNamespace(count_failing=count, crafted_pair=pair)
+        c.fast = comparison.fast_test  # the fallback, eager here
         return c
 
     @unittest.skipIf(fast_compare is None, "Triton is not installed")
@@ -121,30 +122,30 @@ class CheckerUseTest(unittest.TestCase):
             calls.append(e.numel())
             return fast_compare.count_failing(e, a, rtol, atol)
 
-        c = self.checker_with(counting)
+        c = self.comparer_with(counting)
         e = torch.zeros(100)
         a = e.clone()
         a[7] = 1.0
-        self.assertEqual(c._failing_fast_test(e, a, 0.0, 0.5), 1)
+        self.assertEqual(c.failing_fast_test(e, a, 0.0, 0.5), 1)
         self.assertEqual(calls[-1], 100)  # the tensor itself, after the crafted check
 
     @unittest.skipIf(fast_compare is None, "Triton is not installed")
     def test_a_kernel_that_disagrees_is_never_used(self):
-        c = self.checker_with(lambda e, a, rtol, atol: 0)  # passes everything: wrong
+        c = self.comparer_with(lambda e, a, rtol, atol: 0)  # passes everything: wrong
         e = torch.zeros(100)
         a = e.clone()
         a[7] = 1.0
-        self.assertEqual(c._failing_fast_test(e, a, 0.0, 0.5), 1)  # the fallback's answer
-        self.assertFalse(c._triton_ok[torch.float32])
+        self.assertEqual(c.failing_fast_test(e, a, 0.0, 0.5), 1)  # the fallback's answer
+        self.assertFalse(c.triton_ok[torch.float32])
 
     def test_a_kernel_that_raises_is_dropped(self):
         def broken(*args):
             raise RuntimeError("no GPU")
 
-        c = self.checker_with(broken)
+        c = self.comparer_with(broken)
         e = torch.zeros(100)
-        self.assertEqual(c._failing_fast_test(e, e.clone(), 0.0, 0.0), 0)
-        self.assertIs(c._triton, False)
+        self.assertEqual(c.failing_fast_test(e, e.clone(), 0.0, 0.0), 0)
+        self.assertIs(c.triton, False)
 
 
 @unittest.skipIf(fast_compare is None, "Triton is not installed")
@@ -154,18 +155,18 @@ class CheckAtOnceTest(checker_test.ReferenceCallTest):
     and each kind of failure is compared."""
 
     def setUp(self):
-        self.old = checker.TRITON_DEVICES
-        checker.TRITON_DEVICES = ("cpu",)
+        self.old = comparison.TRITON_DEVICES
+        comparison.TRITON_DEVICES = ("cpu",)
 
     def tearDown(self):
-        checker.TRITON_DEVICES = self.old
+        comparison.TRITON_DEVICES = self.old
 
     def both_paths(self, output_damage=None, tamper=None):
         """CHECK's findings through the one-synchronization test and without it: the candidate's
         output is the expected one after `output_damage`, and `tamper` runs before CHECK."""
         found = []
         for devices in (("cpu",), ()):
-            checker.TRITON_DEVICES = devices
+            comparison.TRITON_DEVICES = devices
             c, _ = self.checker(lambda x: [x * 2])
             c.draw(checker_test.p.Reader(checker_test.draw_payload(41, checker.DRAW_TRIAL)))
             self.ref_call(c)
@@ -173,12 +174,12 @@ class CheckAtOnceTest(checker_test.ReferenceCallTest):
             if output_damage is not None:
                 output_damage(output)
             compared = []
-            exact = c.compare
-            c.compare = lambda *args: compared.append(1) or exact(*args)
+            exact = c.comparer.compare
+            c.comparer.compare = lambda *args: compared.append(1) or exact(*args)
             found.append(findings_of(self.findings(c, output, tamper)))
             if devices:
-                self.assertIsNot(c._triton, False)
-                self.assertTrue(c._triton_ok[torch.float32])
+                self.assertIsNot(c.comparer.triton, False)
+                self.assertTrue(c.comparer.triton_ok[torch.float32])
                 # A passing call never reaches the element-by-element comparison.
                 self.assertEqual(bool(compared), output_damage is not None)
         return found

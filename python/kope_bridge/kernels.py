@@ -70,7 +70,7 @@ class TorchKernel:
         cache = spec.get("compile_cache")
         if cache and self.mode in ("eager", "compile"):
             # Persistent across evaluations: a problem compiled once is loaded from here, and
-            # so are the reference's comparisons (checker.py). A candidate never gets it.
+            # so are the reference's comparisons (comparison.py). A candidate never gets it.
             os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(cache, "inductor")
             os.environ["TRITON_CACHE_DIR"] = os.path.join(cache, "triton")
         # Build the model at the first size set now: a broken candidate fails at LOAD.
