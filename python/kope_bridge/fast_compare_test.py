@@ -71,7 +71,7 @@ class KernelTest(unittest.TestCase):
         if done.returncode == 77:
             self.skipTest(done.stdout.strip())
         self.assertEqual(done.returncode, 0, done.stdout[-2000:] + done.stderr[-2000:])
-        self.assertEqual(done.stdout.count("compiled"), 9, done.stdout)
+        self.assertEqual(done.stdout.count("compiled"), 10, done.stdout)
 
 
 COMPILE_FOR_HOPPER = """
@@ -86,7 +86,7 @@ except ImportError as e:
 from kope_bridge import fast_compare as fc
 target, block = GPUTarget("cuda", 90, 32), {"BLOCK": fc.BLOCK}
 forms = [(fc._checksum_kernel, {"w_ptr": "*" + w, "partial_ptr": "*i64", "n": "i64",
-                                "BLOCK": "constexpr"}, block) for w in ("i16", "i32", "i64")]
+                                "BLOCK": "constexpr"}, block) for w in ("u8", "i16", "i32", "i64")]
 forms += [(fc._failing_kernel, {"e_ptr": "*" + t, "a_ptr": "*" + t, "bounds_ptr": "*fp64",
                                 "partial_ptr": "*i32", "n": "i64", "VIA_F32": "constexpr",
                                 "BLOCK": "constexpr"}, dict(block, VIA_F32=t in ("fp16", "bf16")))
