@@ -1,0 +1,53 @@
+#!/bin/bash
+# The bridge's overhead on every problem of a KernelBench folder, one shard per GPU: the
+# problems (in name order) are dealt round-robin to the shards, each shard runs
+# kernelbench_bench with its own runner pool on its GPU under a time limit, and its report goes
+# to OUT/shard_K.txt (a shard cut short by the limit reports what it finished).
+#
+#   bench/kernelbench/sweep.sh [--gpus N] [--repeat R] [--limit SECONDS] [--backend cpu|cuda]
+#                              [--candidate FILE] PROBLEM_DIR OUT
+#
+# Defaults: 1 GPU, --repeat 2, no limit, cuda, bench/kernelbench/identity.py. Run scripts/build
+# first (it builds build/release/bench/kernelbench/kernelbench_bench).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+gpus=1 repeat=2 limit=0 backend=cuda candidate="$here/identity.py"
+while [ $# -gt 2 ]; do
+  case "$1" in
+    --gpus) gpus=$2 ;;
+    --repeat) repeat=$2 ;;
+    --limit) limit=$2 ;;
+    --backend) backend=$2 ;;
+    --candidate) candidate=$2 ;;
+    *) echo "unknown option $1" >&2; exit 2 ;;
+  esac
+  shift 2
+done
+[ $# -eq 2 ] || { sed -n 2,12p "$0" >&2; exit 2; }
+dir=$1 out=$2
+bench=${KOPE_KERNELBENCH_BENCH:-$root/build/release/bench/kernelbench/kernelbench_bench}
+[ -x "$bench" ] || { echo "no $bench: run scripts/build first" >&2; exit 1; }
+mapfile -t problems < <(find "$dir" -maxdepth 1 -name '*.py' | sort -V)
+[ ${#problems[@]} -gt 0 ] || { echo "no problem files in $dir" >&2; exit 1; }
+mkdir -p "$out"
+pids=()
+for ((k = 0; k < gpus; k++)); do
+  shard=()
+  for ((i = k; i < ${#problems[@]}; i += gpus)); do shard+=("${problems[i]}"); done
+  [ ${#shard[@]} -gt 0 ] || continue
+  (
+    export CUDA_VISIBLE_DEVICES=$k
+    cmd=("$bench" --backend "$backend" --repeat "$repeat" --candidate "$candidate" "${shard[@]}")
+    if [ "$limit" -gt 0 ]; then cmd=(timeout "$limit" "${cmd[@]}"); fi
+    status=0
+    "${cmd[@]}" > "$out/shard_$k.txt" 2>&1 || status=$?
+    echo "shard $k: ${#shard[@]} problems, exit $status" >> "$out/shard_$k.txt"
+  ) &
+  pids+=($!)
+done
+for pid in "${pids[@]}"; do wait "$pid"; done
+for f in "$out"/shard_*.txt; do
+  echo "== $f"
+  grep -E "^next: bridge overhead|^next candidates at most|problems evaluated|^shard " "$f" || true
+done
