@@ -121,13 +121,14 @@ class Checker:
                  for _ in spec.inputs]
         if not r.at_end() or any(d.kind > 5 for d in dists) or mode > DRAW_TIMING_SHARED:
             raise p.ProtocolError("malformed DRAW")
+        self.expected = None  # a CHECK needs the REF_CALL on these inputs
         if mode >= DRAW_TIMING:
             ranges = [x.byte_range(s.arena_bytes) for x in spec.inputs]
             if mode == DRAW_TIMING_SHARED:
                 for offset, nbytes in ranges:
                     self._peer(offset, nbytes)
             # Timing's inputs replace the trial's: a REF_CALL needs a trial's DRAW first.
-            self.draws, self.ungiven, self.expected = [], None, None
+            self.draws, self.ungiven = [], None
             self._draw(seed, False, spec, dists)
             if mode == DRAW_TIMING_SHARED:
                 self._give_inputs(ranges)
@@ -137,7 +138,6 @@ class Checker:
             return p.reply_payload()
         s.inputs_resident = False
         perturb = mode == DRAW_PERTURB
-        self.expected = None  # a CHECK needs the REF_CALL on these inputs
         if not perturb:
             self.draws = []
         elif not self.draws:
@@ -222,8 +222,7 @@ class Checker:
                 self._draw(*draw)
         summary = [self._fingerprint(e, p.DTYPES[x.dtype][1])
                    for e, x in zip(self.expected, spec.outputs)] if summarize else None
-        if s.mirror is not None:
-            torch.cuda.synchronize()
+        self._synchronize()
         return p.reply_payload(ns=[ns], message=json.dumps({"outputs": summary}) if summarize
                                else "")
 
@@ -232,8 +231,7 @@ class Checker:
         this runner's device. Copied only where they are not: an output in the reference's own
         arena (a reference that returns its input, written in place: a redraw of the inputs
         must not change it), a strided view, a view at an odd offset, one on another device."""
-        s = self.server
-        base = s.mirror if s.mirror is not None else s.host
+        base = self._own(0, 0)
         arena = base.untyped_storage().data_ptr()
         kept = []
         for t in results:

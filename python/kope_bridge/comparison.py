@@ -126,27 +126,35 @@ class Comparer:
             return None
 
     def triton_usable(self, dtype, device):
-        """Whether fast_compare serves this dtype: not where Triton is missing or failed (never
-        tried again), nor where its answers on fast_compare.crafted_pair differed from the eager
-        fast_test's (checked once per dtype and process). `dtype` None: whether the module
-        is there."""
-        if self.triton is False or device.type not in TRITON_DEVICES:
+        """Whether fast_compare's test serves this dtype: not where Triton is missing or failed
+        (never tried again), nor where its answers on fast_compare.crafted_pair differed from
+        the eager fast_test's (checked once per dtype and process)."""
+        if self._triton_module(device) is None:
             return False
         try:
-            if self.triton is None:
-                from . import fast_compare
-                self.triton = fast_compare
-            if dtype is None:  # the module, for its checksum
-                return True
             if dtype not in self.triton_ok:
                 e, a = self.triton.crafted_pair(dtype, device)
                 self.triton_ok[dtype] = all(
                     self.triton.count_failing(e, a, r, t) == eager_failing(e, a, r, t)
                     for r, t in ((1e-3, 1e-5), (0.0, 0.0), (0.5, 0.5)))
             return self.triton_ok[dtype]
-        except Exception:  # noqa: BLE001 (no Triton, no compiler, a failing launch)
+        except Exception:  # noqa: BLE001 (no compiler, a failing launch)
             self.triton = False
             return False
+
+    def _triton_module(self, device):
+        """fast_compare for tensors on `device`, imported once; None where Triton does not serve
+        that device or is missing or failed."""
+        if self.triton is False or device.type not in TRITON_DEVICES:
+            return None
+        if self.triton is None:
+            try:
+                from . import fast_compare
+            except Exception:  # noqa: BLE001 (no Triton)
+                self.triton = False
+                return None
+            self.triton = fast_compare
+        return self.triton
 
     def bounds(self, tolerance, device):
         """[rtol, atol] in float64 on the device, made once per tolerance."""
@@ -158,7 +166,7 @@ class Comparer:
     def checksum(self, raw):
         """A position-weighted sum of a byte range (fast_compare.checksum in one pass where
         Triton serves, else weighted_sum)."""
-        if self.triton_usable(None, raw.device):
+        if self._triton_module(raw.device) is not None:
             try:
                 return self.triton.checksum(as_words(raw, raw)[0])
             except Exception:  # noqa: BLE001 (a failing launch)
