@@ -66,9 +66,10 @@ Result<TorchBridge> FindTorchBridge() {
   return found;
 }
 
-void UseTorchBridge(const TorchBridge& bridge, RunnerOptions* options) {
+void UseTorchBridge(const TorchBridge& bridge, RunnerOptions* options, bool task) {
   options->runner_exe = bridge.python;
   options->exe_args = {"-B", (bridge.package_dir / "kope_bridge_main.py").string()};
+  if (task) options->exe_args.push_back("--preload-compiler");
   options->sandbox.read_only.push_back(bridge.environment);
   options->sandbox.read_only.push_back(bridge.package_dir);
   if (!bridge.flush_library.empty()) options->sandbox.read_only.push_back(bridge.flush_library);
@@ -121,7 +122,15 @@ Result<fs::path> WriteTorchArtifact(const Task& task, TorchMode mode,
       auto it = set.sizes.find(g);
       if (it != set.sizes.end()) globals[g] = it->second;
     }
-    sets.push_back({{"label", set.label}, {"globals", globals}});
+    // The forward inputs' shapes: the bridge picks a call's size set by them, without running
+    // get_inputs() on the meta device (whose first use imports PyTorch's decompositions:
+    // seconds, in a candidate's runner).
+    nlohmann::json shapes = nlohmann::json::array();
+    for (size_t i = 0; i < spec["n_forward_inputs"].get<size_t>(); ++i) {
+      KOPE_ASSIGN_OR_RETURN(std::vector<int64_t> shape, ResolveShape(task.inputs[i], set));
+      shapes.push_back(shape);
+    }
+    sets.push_back({{"label", set.label}, {"globals", globals}, {"shapes", shapes}});
   }
   spec["size_sets"] = sets;
   const fs::path path = dir / file_name;

@@ -1,0 +1,65 @@
+"""Tests of TorchKernel's choice of a model for a call's size set. Run by ctest:
+python3 -m unittest kope_bridge.kernels_test."""
+import unittest
+
+import torch
+
+from .kernels import TorchKernel
+
+# get_inputs() refuses the meta device: a call's size set must be found without it.
+PROBLEM = """
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def __init__(self, scale):
+        super().__init__()
+        self.scale = scale
+
+    def forward(self, x):
+        return x * self.scale
+
+n = 4
+scale = 1
+
+def get_inputs():
+    if torch.empty(0).device.type == "meta":
+        raise RuntimeError("get_inputs on the meta device")
+    return [torch.rand(n)]
+
+def get_init_inputs():
+    return [scale]
+"""
+
+
+def spec(with_shapes):
+    sets = [{"label": "check[0]", "globals": {"n": 4, "scale": 2}, "shapes": [[4]]},
+            {"label": "bench", "globals": {"n": 8, "scale": 3}, "shapes": [[8]]}]
+    if not with_shapes:
+        for s in sets:
+            del s["shapes"]
+    return {"mode": "eager", "problem": PROBLEM, "n_forward_inputs": 1, "parameters": [],
+            "size_sets": sets}
+
+
+class SizeSetTest(unittest.TestCase):
+    def test_a_calls_size_set_is_found_by_the_shapes_the_spec_gives(self):
+        kernel = TorchKernel(spec(with_shapes=True), "cpu")
+        out = kernel.run([torch.ones(8)])
+        self.assertTrue(torch.equal(out[0], torch.full((8,), 3.0)))  # the bench set's model
+        out = kernel.run([torch.ones(4)])
+        self.assertTrue(torch.equal(out[0], torch.full((4,), 2.0)))
+
+    def test_without_shapes_the_problem_is_asked_on_the_meta_device(self):
+        kernel = TorchKernel(spec(with_shapes=False), "cpu")
+        with self.assertRaisesRegex(RuntimeError, "meta device"):
+            kernel.run([torch.ones(8)])
+
+    def test_shapes_of_no_size_set_are_refused(self):
+        kernel = TorchKernel(spec(with_shapes=True), "cpu")
+        with self.assertRaisesRegex(Exception, "no size set"):
+            kernel.run([torch.ones(5)])
+
+
+if __name__ == "__main__":
+    unittest.main()
