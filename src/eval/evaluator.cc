@@ -235,10 +235,10 @@ Result<Outcome> Evaluator::Evaluate(const Task& task, std::string_view candidate
   ropts.sandbox.limits = options_.limits;
   ropts.sandbox.use_bubblewrap = options_.use_bubblewrap;
   ropts.device = backend_.runner_device();
-  auto runner_options = [&](bool torch) {
+  auto runner_options = [&](bool torch, bool task_runner) {
     RunnerOptions o = ropts;
     if (torch) {
-      UseTorchBridge(*bridge, &o);
+      UseTorchBridge(*bridge, &o, task_runner);
       o.start_timeout_seconds = std::max(o.start_timeout_seconds, 60.0);
       // torch.compile and extension builds write precompiled headers and objects of
       // hundreds of megabytes into the sandbox's private tmpfs.
@@ -249,10 +249,10 @@ Result<Outcome> Evaluator::Evaluate(const Task& task, std::string_view candidate
     }
     return o;
   };
-  auto start = [&](const std::string& role,
-                   const RunnerOptions& o) -> Result<std::unique_ptr<KernelProcess>> {
+  auto start = [&](const std::string& role, const RunnerOptions& o,
+                   size_t ahead = 1) -> Result<std::unique_ptr<KernelProcess>> {
     bool from_spare = false;
-    auto process = pool.Start(role, o, &from_spare);
+    auto process = pool.Start(role, o, &from_spare, ahead);
     if (process.ok() && from_spare) out.runners_from_spares++;
     return process;
   };
@@ -288,7 +288,7 @@ Result<Outcome> Evaluator::Evaluate(const Task& task, std::string_view candidate
   // A PyTorch task's runners run task code only: torch.compile's caches persist between
   // evaluations for them (the compiled reference point's, the reference's comparisons).
   auto task_runner_options = [&](bool torch) {
-    RunnerOptions o = runner_options(torch);
+    RunnerOptions o = runner_options(torch, /*task=*/true);
     std::error_code ec;
     if (torch && fs::is_directory(TorchCompileCacheDir(), ec)) {
       o.sandbox.writable.push_back(TorchCompileCacheDir());
@@ -306,13 +306,18 @@ Result<Outcome> Evaluator::Evaluate(const Task& task, std::string_view candidate
         add_task_runner("compiled", *compiled, nullptr, &s.compiled, task_runner_options(true)));
   }
   pool.EndUnclaimedKept();  // another task's: ended before this task's kernels load and map
-  const RunnerOptions candidate_runner = runner_options(torch_candidate);
+  const RunnerOptions candidate_runner = runner_options(torch_candidate, /*task=*/false);
+  const double candidate_start = Now();
+  // A PyTorch candidate's runner takes seconds to start (PyTorch's import): candidates that
+  // come faster than that find two spares started ahead.
   KOPE_ASSIGN_OR_RETURN(std::unique_ptr<KernelProcess> candidate_process,
-                        start("candidate", candidate_runner));
+                        start("candidate", candidate_runner, torch_candidate ? 2 : 1));
   candidate_kind = RunnerPool::Impl::RunnerKind(candidate_runner);
   // The last candidate's arenas (its process has ended), for this one's sizes that match them.
   candidate_process->AdoptArenas(pool.TakeArenas());
   candidate_process->retain_arenas();
+  // Its start (a spare's mapping of those arenas included) is waited for like its load.
+  candidate_process->AccountWait("load", Now() - candidate_start);
   // The task's kernels load at once, each in its own runner (building a PyTorch model takes
   // seconds); the results are taken in order.
   std::vector<std::future<Status>> loads;

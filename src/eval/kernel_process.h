@@ -111,6 +111,12 @@ class KernelProcess {
   // Whether this is a Python bridge process (PyTorch kernels) rather than kope-runner.
   bool bridge() const { return bridge_; }
 
+  // Books `seconds` the parent waited on this runner outside a request (its start) under
+  // `request`.
+  void AccountWait(const char* request, double seconds) {
+    request_seconds_ += seconds;
+    overhead_seconds_[request] += seconds;
+  }
   // For a process kept between evaluations: the accounting above starts again from zero.
   void ResetAccounting();
   bool alive() const { return runner_->alive(); }

@@ -29,6 +29,7 @@ RunnerPool::~RunnerPool() = default;
 
 RunnerPool::Impl::~Impl() {
   WaitForPremaps();
+  WaitForSpawns();
   kept_.clear();
   spares_.clear();
   root_ = TempFolder();  // removes the folder, after the processes that used it ended
@@ -55,9 +56,10 @@ Result<std::unique_ptr<KernelProcess>> RunnerPool::Impl::Spawn(const std::string
 
 Result<std::unique_ptr<KernelProcess>> RunnerPool::Impl::Start(const std::string& role,
                                                                RunnerOptions runner,
-                                                               bool* from_spare) {
+                                                               bool* from_spare, size_t ahead) {
   *from_spare = false;
   WaitForPremaps();
+  WaitForSpawns();
   const std::string kind = RunnerKind(runner);
   std::unique_ptr<KernelProcess> process;
   std::vector<std::unique_ptr<KernelProcess>>& waiting = spares_[kind];
@@ -77,17 +79,32 @@ Result<std::unique_ptr<KernelProcess>> RunnerPool::Impl::Start(const std::string
   size_t& wanted = wanted_[kind];
   // A task has at most a reference, a baseline, a torch.compile point and a candidate.
   constexpr size_t kMostPerEvaluation = 4;
+  ahead = std::clamp(ahead, size_t{1}, kMostPerEvaluation);
   wanted = options.spares_for_next_task
-               ? std::clamp(std::max(wanted, started), size_t{1}, kMostPerEvaluation)
-               : 1;
-  // The next ones start now, while this evaluation runs. A failure to start shows when a
-  // runner of this kind is needed next; it is not this evaluation's.
-  while (options.spares && waiting.size() < wanted) {
-    auto next = Spawn("spare", runner);
-    if (!next.ok()) break;
-    waiting.push_back(std::move(next).value());
+               ? std::clamp(std::max(wanted, started), ahead, kMostPerEvaluation)
+               : ahead;
+  // The next ones start now, in the background, while this evaluation runs (a start waits for
+  // the runner's first message: up to a tenth of a second that no evaluation should wait for).
+  // A failure to start shows when a runner of this kind is needed next; it is not this
+  // evaluation's.
+  if (options.spares && waiting.size() < wanted) {
+    const size_t missing = wanted - waiting.size();
+    spawner_.Post([this, &waiting, runner, missing] {
+      for (size_t i = 0; i < missing; ++i) {
+        auto next = Spawn("spare", runner);
+        if (!next.ok()) break;
+        waiting.push_back(std::move(next).value());
+      }
+    });
   }
   return process;
+}
+
+size_t RunnerPool::Impl::spares_waiting() {
+  WaitForSpawns();
+  size_t n = 0;
+  for (const auto& [kind, waiting] : spares_) n += waiting.size();
+  return n;
 }
 
 std::unique_ptr<KernelProcess> RunnerPool::Impl::TakeKept(const std::string& key) {
@@ -119,6 +136,7 @@ void RunnerPool::Impl::WaitForPremaps() {
 void RunnerPool::Impl::KeepArenas(const std::string& kind,
                                   std::vector<std::unique_ptr<SharedArena>> arenas) {
   WaitForPremaps();
+  WaitForSpawns();
   arenas_ = std::move(arenas);
   auto it = spares_.find(kind);
   if (arenas_.empty() || it == spares_.end() || it->second.empty()) return;

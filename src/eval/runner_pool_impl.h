@@ -12,6 +12,7 @@
 
 #include "kernel_process.h"
 #include "kope/base/temp_folder.h"
+#include "kope/base/worker_thread.h"
 #include "kope/eval/runner_pool.h"
 
 namespace kope {
@@ -22,9 +23,9 @@ struct RunnerPool::Impl {
 
   // A runner for `role` started with `runner` (its scratch_dir is chosen here): the spare of
   // that kind if one is waiting, else a new one; `from_spare` says which. With spares, the next
-  // one of the kind starts at once. The process owns its folder.
+  // ones of the kind start at once, at least `ahead` of them. The process owns its folder.
   Result<std::unique_ptr<KernelProcess>> Start(const std::string& role, RunnerOptions runner,
-                                               bool* from_spare);
+                                               bool* from_spare, size_t ahead = 1);
   // The task runner kept under `key` (role, artifact and RunnerKind), or null.
   std::unique_ptr<KernelProcess> TakeKept(const std::string& key);
   // Called when an evaluation begins: it counts the runners it starts from here on.
@@ -40,12 +41,8 @@ struct RunnerPool::Impl {
   void Keep(std::vector<std::pair<std::string, std::unique_ptr<KernelProcess>>> runners,
             double cpu_limit_seconds);
 
-  // Spare runners waiting, of every kind.
-  size_t spares_waiting() const {
-    size_t n = 0;
-    for (const auto& [kind, waiting] : spares_) n += waiting.size();
-    return n;
-  }
+  // Spare runners waiting, of every kind (once those starting have started).
+  size_t spares_waiting();
 
   // Keeps the last candidate's arenas for the next candidate, whose runner will be started
   // with `kind`: a waiting spare of that kind that runs the Python bridge maps them now, in
@@ -76,6 +73,11 @@ struct RunnerPool::Impl {
   // a spare or an arena leaves the pool, and before the pool ends.
   std::future<void> premap_;
   void WaitForPremaps();
+  // Starts the spares Start asks for, adding them to spares_; waited for before spares_ is read
+  // or changed, and before the pool ends. A thread that lives as long as the pool: a runner
+  // dies with the thread that started it (see kope/base/worker_thread.h).
+  WorkerThread spawner_;
+  void WaitForSpawns() { spawner_.Wait(); }
 };
 
 }  // namespace kope

@@ -196,6 +196,29 @@ TEST_F(RunnerPoolTest, SparesForTheNextTaskStartEveryRunnerOfANewTaskAhead) {
   }
 }
 
+// Candidates that come faster than their runner starts (a PyTorch bridge's) find as many
+// spares started ahead as the evaluator asks for; each start replaces the one it took.
+TEST_F(RunnerPoolTest, AKindCanKeepSeveralSparesAhead) {
+  RunnerPoolOptions options;
+  options.spares = true;
+  RunnerPool pool(options);
+  RunnerOptions runner;
+  runner.runner_exe = fs::path(KOPE_BINARY_DIR) / "kope-runner";
+  for (int i = 0; i < 3; ++i) {
+    pool.impl().BeginEvaluation();
+    bool from_spare = false;
+    auto process = pool.impl().Start("candidate", runner, &from_spare, 2);
+    ASSERT_TRUE(process.ok()) << process.status().ToString();
+    EXPECT_EQ(from_spare, i > 0) << i;
+    EXPECT_EQ(pool.impl().spares_waiting(), 2u) << i;
+  }
+  pool.impl().BeginEvaluation();
+  bool from_spare = false;
+  ASSERT_TRUE(pool.impl().Start("candidate", runner, &from_spare).ok());
+  EXPECT_TRUE(from_spare);
+  EXPECT_EQ(pool.impl().spares_waiting(), 1u);  // one ahead, as asked now
+}
+
 TEST_F(RunnerPoolTest, AnAdoptedArenaIsZeroedAndServesALayoutOfItsSize) {
   auto task = LoadTask(examples_ / "gelu");
   ASSERT_TRUE(task.ok()) << task.status().ToString();

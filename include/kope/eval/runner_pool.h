@@ -10,7 +10,9 @@
 //    failed, died, or used half of its CPU-time limit;
 //  - with `spares`, starts a runner of each kind the last evaluation used ahead of time, with no
 //    kernel loaded, so that the next runner's start (PyTorch's import, a CUDA context) overlaps
-//    the current evaluation instead of adding to the next. With `spares_for_next_task` as well,
+//    the current evaluation instead of adding to the next. Spares start on a thread of the
+//    pool's own, in the background. The evaluator asks for two PyTorch candidate runners ahead
+//    (their start takes longer than a quick evaluation). With `spares_for_next_task` as well,
 //    it keeps as many of each kind as one evaluation has started so far (a new task's reference,
 //    baseline and torch.compile runners besides the candidate's), for a caller that moves from
 //    task to task (a benchmark suite);

@@ -31,8 +31,10 @@ struct TorchBridge {
 // with what to run, when there is none or it cannot import torch (checked once per process).
 Result<TorchBridge> FindTorchBridge();
 
-// Makes `options` start a bridge process instead of kope-runner.
-void UseTorchBridge(const TorchBridge& bridge, RunnerOptions* options);
+// Makes `options` start a bridge process instead of kope-runner. A task's runner (`task`: the
+// reference, the torch.compile reference point) imports torch.compile's front end while it
+// waits for its first request; a candidate's does not, so that it is ready sooner.
+void UseTorchBridge(const TorchBridge& bridge, RunnerOptions* options, bool task = false);
 
 enum class TorchMode {
   kEager,     // the problem's Model, as written
