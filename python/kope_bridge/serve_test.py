@@ -50,6 +50,26 @@ class TimedCallsTest(unittest.TestCase):
             server.timed_calls([object(), object()], 5, False, verified=False)
         self.assertEqual(alive, [0] * 5)
 
+    def test_only_a_verified_call_stores_its_outputs_in_the_arena(self):
+        stored = []
+
+        class Kernel:
+            def timed(self, inputs, flush_ranges, host_address):
+                return 1000, [torch.zeros(1)], 0
+
+            def store(self, results, outputs):
+                stored.append(results)
+
+        server = object.__new__(serve.Server)
+        server.kernel, server.inputs_resident, server.host_address = Kernel(), True, 0
+        server.mirror, server.device_shared = None, False
+        with mock.patch.object(serve.Server, "tensors", return_value=([], [])), \
+                mock.patch.object(serve.Server, "ranges", return_value=[]):
+            server.timed_calls([object(), object()], 6, False, verified=False)
+            self.assertEqual(stored, [])  # timed outputs are dropped: nothing reads them
+            server.timed_calls([object()], 1, False, verified=True)
+        self.assertEqual(len(stored), 1)
+
 
 if __name__ == "__main__":
     unittest.main()
