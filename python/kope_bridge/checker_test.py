@@ -129,6 +129,17 @@ class FingerprintTest(unittest.TestCase):
         self.assertTrue(constant([3.0, 3.0, 3.0]))
         self.assertFalse(constant([3.0, 3.0, 3.0, 2.0]))
 
+    def test_the_fingerprint_is_the_comparers_one_pass_checksum(self):
+        c = make_checker()
+        passes = []
+        checksum = c.comparer.checksum
+        c.comparer.checksum = lambda raw: passes.append(raw.numel()) or checksum(raw)
+        a = torch.arange(40, dtype=torch.float32)
+        fingerprint = c._fingerprint(a, 4)["fingerprint"]
+        self.assertEqual(passes, [160])
+        self.assertEqual(fingerprint, str(comparison.weighted_sum(a.view(torch.uint8))))
+        self.assertNotEqual(fingerprint, c._fingerprint(a.flip(0), 4)["fingerprint"])
+
     def test_weighted_sum_tells_a_permutation(self):
         a = torch.arange(40, dtype=torch.int64)
         b = a.flip(0)
