@@ -40,8 +40,8 @@ class TimedCallsTest(unittest.TestCase):
                 results.append(weakref.ref(out[0]))
                 return 1000, out, 0
 
-            def store(self, results, outputs):
-                pass
+            def checked(self, results, outputs):
+                return results
 
         server = object.__new__(serve.Server)  # no runner: timed_calls alone
         server.kernel, server.inputs_resident, server.host_address = Kernel(), True, 0
@@ -51,11 +51,15 @@ class TimedCallsTest(unittest.TestCase):
         self.assertEqual(alive, [0] * 5)
 
     def test_only_a_verified_call_stores_its_outputs_in_the_arena(self):
-        stored = []
+        stored, checked = [], []
 
         class Kernel:
             def timed(self, inputs, flush_ranges, host_address):
                 return 1000, [torch.zeros(1)], 0
+
+            def checked(self, results, outputs):
+                checked.append(results)
+                return results
 
             def store(self, results, outputs):
                 stored.append(results)
@@ -67,6 +71,7 @@ class TimedCallsTest(unittest.TestCase):
                 mock.patch.object(serve.Server, "ranges", return_value=[]):
             server.timed_calls([object(), object()], 6, False, verified=False)
             self.assertEqual(stored, [])  # timed outputs are dropped: nothing reads them
+            self.assertEqual(len(checked), 2)  # once checked, the last call on each set
             server.timed_calls([object()], 1, False, verified=True)
         self.assertEqual(len(stored), 1)
 

@@ -60,24 +60,48 @@ TEST(WorkerThreadTest, TheDestructorRunsEveryQueuedJob) {
   EXPECT_EQ(ran, 5);
 }
 
-// The reason the class exists: a child that asks to die with its parent lives on after the job
-// that started it returns, while the worker lives.
+// Starts a child that asks to be killed with its parent thread (as bubblewrap's
+// --die-with-parent does) and returns once it has asked; the child then waits for a signal.
+pid_t StartChildOfThisThread() {
+  int ready[2];
+  if (pipe(ready) != 0) return -1;
+  pid_t child = fork();
+  if (child == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    char byte = 1;
+    if (write(ready[1], &byte, 1) != 1) _exit(2);
+    pause();
+    _exit(0);
+  }
+  char byte = 0;
+  if (child > 0 && read(ready[0], &byte, 1) != 1) child = -1;
+  close(ready[0]);
+  close(ready[1]);
+  return child;
+}
+
+// The premise: a child that asked to die with its parent dies when the thread that started it
+// ends, though the process lives on.
+TEST(WorkerThreadTest, AChildDiesWithAShortLivedThreadThatStartedIt) {
+  pid_t child = -1;
+  std::thread([&] { child = StartChildOfThisThread(); }).join();
+  ASSERT_GT(child, 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+}
+
+// Why the class exists: the same child, started in a job, outlives the job while the worker lives.
 TEST(WorkerThreadTest, AChildStartedInAJobOutlivesTheJob) {
   pid_t child = -1;
   {
     WorkerThread worker;
-    worker.Post([&] {
-      child = fork();
-      if (child == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        pause();
-        _exit(0);
-      }
-    });
+    worker.Post([&] { child = StartChildOfThisThread(); });
     worker.Wait();
     ASSERT_GT(child, 0);
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    EXPECT_EQ(kill(child, 0), 0);  // still alive: its parent thread is
+    int status = 0;
+    EXPECT_EQ(waitpid(child, &status, WNOHANG), 0);  // still running (a zombie would be reaped)
     kill(child, SIGKILL);
   }
   int status = 0;

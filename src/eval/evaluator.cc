@@ -307,6 +307,7 @@ Result<Outcome> Evaluator::Evaluate(const Task& task, std::string_view candidate
   }
   pool.EndUnclaimedKept();  // another task's: ended before this task's kernels load and map
   const RunnerOptions candidate_runner = runner_options(torch_candidate, /*task=*/false);
+  pool.WaitForSpawns();  // the task runners' spares: not the candidate's wait
   const double candidate_start = Now();
   // A PyTorch candidate's runner takes seconds to start (PyTorch's import): candidates that
   // come faster than that find two spares started ahead.

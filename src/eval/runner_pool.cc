@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <exception>
 
 #include "runner_pool_impl.h"
 
@@ -90,10 +91,13 @@ Result<std::unique_ptr<KernelProcess>> RunnerPool::Impl::Start(const std::string
   if (options.spares && waiting.size() < wanted) {
     const size_t missing = wanted - waiting.size();
     spawner_.Post([this, &waiting, runner, missing] {
-      for (size_t i = 0; i < missing; ++i) {
-        auto next = Spawn("spare", runner);
-        if (!next.ok()) break;
-        waiting.push_back(std::move(next).value());
+      try {  // off the caller's thread, an exception (out of memory) is a spare not started
+        for (size_t i = 0; i < missing; ++i) {
+          auto next = Spawn("spare", runner);
+          if (!next.ok()) break;
+          waiting.push_back(std::move(next).value());
+        }
+      } catch (const std::exception&) {
       }
     });
   }

@@ -43,6 +43,8 @@ struct RunnerPool::Impl {
 
   // Spare runners waiting, of every kind (once those starting have started).
   size_t spares_waiting();
+  // Returns once the spares the last Start began starting in the background have started.
+  void WaitForSpawns() { spawner_.Wait(); }
 
   // Keeps the last candidate's arenas for the next candidate, whose runner will be started
   // with `kind`: a waiting spare of that kind that runs the Python bridge maps them now, in
@@ -77,7 +79,6 @@ struct RunnerPool::Impl {
   // or changed, and before the pool ends. A thread that lives as long as the pool: a runner
   // dies with the thread that started it (see kope/base/worker_thread.h).
   WorkerThread spawner_;
-  void WaitForSpawns() { spawner_.Wait(); }
 };
 
 }  // namespace kope

@@ -5,7 +5,8 @@
 // *thread* that started it ends, so runners started ahead of time are started here, not on a
 // std::async thread. Post() queues a job and returns; Wait() returns once every job posted
 // before it has finished. The destructor waits for the queued jobs, then joins. Jobs run one at
-// a time, in posting order; a job must not call Post() or Wait() on its own worker.
+// a time, in posting order; a job must not call Post() or Wait() on its own worker, nor throw
+// (an exception ends the program, as on any std::thread).
 // Thread-safe.
 #ifndef KOPE_BASE_WORKER_THREAD_H_
 #define KOPE_BASE_WORKER_THREAD_H_
