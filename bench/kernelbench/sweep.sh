@@ -5,14 +5,17 @@
 # to OUT/shard_K.txt (a shard cut short by the limit reports what it finished).
 #
 #   bench/kernelbench/sweep.sh [--gpus N] [--repeat R] [--limit SECONDS] [--backend cpu|cuda]
-#                              [--candidate FILE] PROBLEM_DIR OUT
+#                              [--candidate FILE] [--part K/P] PROBLEM_DIR OUT
 #
-# Defaults: 1 GPU, --repeat 2, no limit, cuda, bench/kernelbench/identity.py. Run scripts/build
-# first (it builds build/release/bench/kernelbench/kernelbench_bench).
+# Defaults: 1 GPU, --repeat 2, no limit, cuda, bench/kernelbench/identity.py. `--part K/P` runs
+# the K-th of P parts of the folder (every P-th problem in name order, from the K-th; K from 1),
+# so that a folder too long for one run goes in several (level 1 with --repeat 3 on two H200s:
+# about 16 minutes, so --part 1/2 and --part 2/2 under a limit of 540 s each). Run
+# scripts/build first (it builds build/release/bench/kernelbench/kernelbench_bench).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-gpus=1 repeat=2 limit=0 backend=cuda candidate="$here/identity.py"
+gpus=1 repeat=2 limit=0 backend=cuda candidate="$here/identity.py" part=1/1
 while [ $# -gt 2 ]; do
   case "$1" in
     --gpus) gpus=$2 ;;
@@ -20,16 +23,23 @@ while [ $# -gt 2 ]; do
     --limit) limit=$2 ;;
     --backend) backend=$2 ;;
     --candidate) candidate=$2 ;;
+    --part) part=$2 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
   shift 2
 done
-[ $# -eq 2 ] || { sed -n 2,12p "$0" >&2; exit 2; }
+[ $# -eq 2 ] || { sed -n 2,15p "$0" >&2; exit 2; }
+[[ $part =~ ^([0-9]+)/([0-9]+)$ ]] && [ "${BASH_REMATCH[1]}" -ge 1 ] &&
+  [ "${BASH_REMATCH[1]}" -le "${BASH_REMATCH[2]}" ] ||
+  { echo "--part wants K/P with 1 <= K <= P, got '$part'" >&2; exit 2; }
+part_k=$((BASH_REMATCH[1] - 1)) part_p=${BASH_REMATCH[2]}
 dir=$1 out=$2
 bench=${KOPE_KERNELBENCH_BENCH:-$root/build/release/bench/kernelbench/kernelbench_bench}
 [ -x "$bench" ] || { echo "no $bench: run scripts/build first" >&2; exit 1; }
-mapfile -t problems < <(find "$dir" -maxdepth 1 -name '*.py' | sort -V)
-[ ${#problems[@]} -gt 0 ] || { echo "no problem files in $dir" >&2; exit 1; }
+mapfile -t all < <(find "$dir" -maxdepth 1 -name '*.py' | sort -V)
+problems=()
+for ((i = part_k; i < ${#all[@]}; i += part_p)); do problems+=("${all[i]}"); done
+[ ${#problems[@]} -gt 0 ] || { echo "no problem files in $dir (part $part)" >&2; exit 1; }
 mkdir -p "$out"
 pids=()
 for ((k = 0; k < gpus; k++)); do
