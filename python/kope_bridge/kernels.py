@@ -83,22 +83,23 @@ class TorchKernel:
                                    globals_, extra)
 
     def _model_for(self, shapes):
-        """The callable for calls whose forward inputs have `shapes` (None: the first set)."""
+        """The callable for calls whose inputs (forward inputs, then parameters) have `shapes`
+        (None: the first set)."""
         key = None if shapes is None else tuple(tuple(s) for s in shapes)
         if key in self.models:
             return self.models[key]
         chosen = None
         wanted = None if shapes is None else [list(s) for s in shapes]
         for size_set in self.size_sets:
-            known = size_set.get("shapes")  # the forward inputs' shapes, where the spec says
+            known = size_set.get("shapes")  # every input's shape, where the spec says
             if known is not None and wanted is not None and known != wanted:
                 continue
             module = self._module(size_set["globals"])
-            if known is None and wanted is not None:
+            if known is None and wanted is not None:  # the forward inputs' shapes must do
                 torch.manual_seed(0)
                 with torch.device("meta"):
                     meta = module.get_inputs()
-                if [list(t.shape) for t in meta[:self.n_forward]] != wanted:
+                if [list(t.shape) for t in meta[:self.n_forward]] != wanted[:self.n_forward]:
                     continue
             chosen = module
             break
@@ -127,7 +128,7 @@ class TorchKernel:
     # -- calls --------------------------------------------------------------------------------
     def run(self, inputs):
         """One forward on arena tensors; returns the outputs as a list of tensors."""
-        fn, _ = self._model_for([list(t.shape) for t in inputs[:self.n_forward]])
+        fn, _ = self._model_for([list(t.shape) for t in inputs])
         params = inputs[self.n_forward:]
         with torch.no_grad():
             if self.forbid:

@@ -42,7 +42,46 @@ def spec(with_shapes):
             "size_sets": sets}
 
 
+# Two size sets with the same forward input and different parameters (as KernelBench level 2's
+# 58 and 60 in out_channels); the forward also scales by the size.
+WITH_PARAMETERS = """
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def __init__(self, n, out):
+        super().__init__()
+        self.lin = nn.Linear(n, out)
+        self.out = out
+
+    def forward(self, x):
+        return self.lin(x) * self.out
+
+n = 4
+out = 2
+
+def get_inputs():
+    return [torch.rand(n)]
+
+def get_init_inputs():
+    return [n, out]
+"""
+
+
 class SizeSetTest(unittest.TestCase):
+    def test_sets_that_differ_in_their_parameters_only_are_told_apart(self):
+        sets = [{"label": "check[0]", "globals": {"n": 4, "out": 2},
+                 "shapes": [[4], [2, 4], [2]]},
+                {"label": "check[1]", "globals": {"n": 4, "out": 3},
+                 "shapes": [[4], [3, 4], [3]]}]
+        kernel = TorchKernel({"mode": "eager", "problem": WITH_PARAMETERS, "n_forward_inputs": 1,
+                              "parameters": ["lin.weight", "lin.bias"], "size_sets": sets},
+                             "cpu")
+        out = kernel.run([torch.ones(4), torch.ones(3, 4), torch.zeros(3)])
+        self.assertTrue(torch.equal(out[0], torch.full((3,), 12.0)))  # 4 * out = 3
+        out = kernel.run([torch.ones(4), torch.ones(2, 4), torch.zeros(2)])
+        self.assertTrue(torch.equal(out[0], torch.full((2,), 8.0)))  # 4 * out = 2
+
     def test_a_calls_size_set_is_found_by_the_shapes_the_spec_gives(self):
         kernel = TorchKernel(spec(with_shapes=True), "cpu")
         out = kernel.run([torch.ones(8)])

@@ -122,12 +122,13 @@ Result<fs::path> WriteTorchArtifact(const Task& task, TorchMode mode,
       auto it = set.sizes.find(g);
       if (it != set.sizes.end()) globals[g] = it->second;
     }
-    // The forward inputs' shapes: the bridge picks a call's size set by them, without running
-    // get_inputs() on the meta device (whose first use imports PyTorch's decompositions:
-    // seconds, in a candidate's runner).
+    // Every input's shape, the module's parameters included (two size sets may differ in
+    // parameters only: KernelBench level 2's 58 and 60 in out_channels): the bridge picks a
+    // call's size set by them, without running get_inputs() on the meta device (whose first
+    // use imports PyTorch's decompositions: seconds, in a candidate's runner).
     nlohmann::json shapes = nlohmann::json::array();
-    for (size_t i = 0; i < spec["n_forward_inputs"].get<size_t>(); ++i) {
-      KOPE_ASSIGN_OR_RETURN(std::vector<int64_t> shape, ResolveShape(task.inputs[i], set));
+    for (const TensorSpec& input : task.inputs) {
+      KOPE_ASSIGN_OR_RETURN(std::vector<int64_t> shape, ResolveShape(input, set));
       shapes.push_back(shape);
     }
     sets.push_back({{"label", set.label}, {"globals", globals}, {"shapes", shapes}});
