@@ -85,6 +85,8 @@ class TorchKernel:
     def _model_for(self, shapes):
         """The callable for calls whose inputs (forward inputs, then parameters) have `shapes`
         (None: the first set)."""
+        if shapes is None and self.size_sets and "shapes" in self.size_sets[0]:
+            shapes = self.size_sets[0]["shapes"]  # kept under its shapes, for its calls
         key = None if shapes is None else tuple(tuple(s) for s in shapes)
         if key in self.models:
             return self.models[key]

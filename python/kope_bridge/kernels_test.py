@@ -89,6 +89,16 @@ class SizeSetTest(unittest.TestCase):
         out = kernel.run([torch.ones(4)])
         self.assertTrue(torch.equal(out[0], torch.full((4,), 2.0)))
 
+    def test_the_model_built_at_load_serves_the_first_sets_calls(self):
+        kernel = TorchKernel(spec(with_shapes=True), "cpu")
+        built = []
+        module = kernel._module
+        kernel._module = lambda globals_: built.append(globals_) or module(globals_)
+        kernel.run([torch.ones(4)])
+        self.assertEqual(built, [])
+        kernel.run([torch.ones(8)])
+        self.assertEqual(built, [{"n": 8, "scale": 3}])
+
     def test_without_shapes_the_problem_is_asked_on_the_meta_device(self):
         kernel = TorchKernel(spec(with_shapes=False), "cpu")
         with self.assertRaisesRegex(RuntimeError, "meta device"):
