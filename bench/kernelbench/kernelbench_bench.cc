@@ -12,8 +12,11 @@
 // native kernel (.cc/.cu, compiled once, then cached) or a KernelBench ModelNew file (.py);
 // with --candidate, one candidate for every problem.
 // Per evaluation: the verdict, wall time, and the time waited on bridge processes beyond their
-// kernels' own time, by request. A problem that cannot be evaluated is reported and skipped.
-// Prints one table and a summary; every figure is measured here.
+// kernels' own time, by request, and the problem's bytes per call (inputs, parameters and
+// outputs at its bench size). A problem that cannot be evaluated is reported and skipped.
+// Prints one table and a summary, over all problems and by bytes per call; every figure is
+// measured here. bench/kernelbench/summarize.py makes the same summary, and the rows as a
+// Markdown table, from one or more of these reports (the shards of sweep.sh), cut short or not.
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -27,6 +30,8 @@
 #include "kope/backend/cpu/cpu_backend.h"
 #include "kope/backend/cuda/cuda_backend.h"
 #include "kope/eval/evaluator.h"
+#include "kope/task/dtype.h"
+#include "kope/task/task.h"
 #include "kope/torch_bridge/bridge.h"
 
 namespace fs = std::filesystem;
@@ -40,6 +45,26 @@ double Request(const Outcome& o, const char* request) {
   auto it = o.bridge_overhead_by_request.find(request);
   return it == o.bridge_overhead_by_request.end() ? 0 : it->second;
 }
+
+// Bytes one call reads and writes: every input (parameters included) and output at the bench
+// size of `language`, in GB.
+double GigabytesPerCall(const Task& task, std::string_view language) {
+  const SizeSet& sizes = BenchSizes(task, language);
+  double bytes = 0;
+  for (const auto* list : {&task.inputs, &task.outputs}) {
+    for (const TensorSpec& t : *list) {
+      Result<std::vector<int64_t>> shape = ResolveShape(t, sizes);
+      if (!shape.ok()) return 0;
+      double n = static_cast<double>(DTypeSize(t.dtype));
+      for (int64_t d : *shape) n *= static_cast<double>(d);
+      bytes += n;
+    }
+  }
+  return bytes * 1e-9;
+}
+
+// The bands of bytes per call the figures are reported by (docs/PERFORMANCE.md).
+constexpr double kBandEdges[] = {1.3, 4.4, 9.0};
 
 int Usage() {
   std::fprintf(stderr,
@@ -99,6 +124,7 @@ int main(int argc, char** argv) {
 
   struct Row {
     std::string problem, candidate;
+    double gigabytes = 0;
     Outcome first;
     std::vector<Outcome> next;
   };
@@ -124,7 +150,11 @@ int main(int argc, char** argv) {
     options.pool = pool;
     Evaluator evaluator(**backend, options);
     const std::string source = ReadAll(candidate);
-    Row row{problem.stem().string(), candidate.filename().string(), {}, {}};
+    Row row{problem.stem().string(),
+            candidate.filename().string(),
+            GigabytesPerCall(*task, (*backend)->language()),
+            {},
+            {}};
     bool failed = false;
     for (int r = 0; r < repeat && !failed; ++r) {
       Result<Outcome> o = evaluator.Evaluate(*task, source, candidate.filename().string());
@@ -137,12 +167,12 @@ int main(int argc, char** argv) {
       std::printf(
           "%s %s #%d: %s, %.1f s, bridge %.3f s (load %.3f map %.3f call %.3f check %.3f time "
           "%.3f copy %.3f), reused %d, spares %d, compile %.3f s, torch.compile first call "
-          "%.1f s\n",
+          "%.1f s, %.4g GB per call\n",
           row.problem.c_str(), row.candidate.c_str(), r + 1, VerdictName(o->verdict).data(),
           o->eval_seconds, o->bridge_overhead_seconds, Request(*o, "load"), Request(*o, "map"),
           Request(*o, "call"), Request(*o, "check"), Request(*o, "time"), Request(*o, "copy"),
           o->runners_reused, o->runners_from_spares, o->compile_seconds,
-          o->compiled_first_call_seconds);
+          o->compiled_first_call_seconds, row.gigabytes);
       if (o->verdict != Verdict::kValid) {  // what went wrong, for the next run to start from
         std::printf("  %s %s\n", o->message.c_str(), o->runtime_detail.substr(0, 600).c_str());
       }
@@ -236,6 +266,27 @@ int main(int argc, char** argv) {
       "next candidates at most 0.5 s of bridge overhead: %d of %zu problems (%d without the "
       "copies)\n",
       met, rows.size(), met_ex_copy);
+  // By bytes per call: the median next overhead and how many met the target.
+  std::printf("%-22s %8s %12s %10s\n", "GB per call", "problems", "next median", "<= 0.5 s");
+  const size_t bands = std::size(kBandEdges) + 1;
+  for (size_t b = 0; b < bands; ++b) {
+    const double lo = b == 0 ? 0 : kBandEdges[b - 1];
+    const double hi = b + 1 == bands ? 1e30 : kBandEdges[b];
+    std::vector<double> in_band;
+    for (size_t i = 0; i < rows.size(); ++i) {
+      if (rows[i].gigabytes > lo && rows[i].gigabytes <= hi) in_band.push_back(next_all[i]);
+    }
+    if (in_band.empty()) continue;
+    const auto within =
+        std::count_if(in_band.begin(), in_band.end(), [](double v) { return v <= 0.5; });
+    char label[32];
+    if (b + 1 == bands) {
+      std::snprintf(label, sizeof(label), "above %.1f", lo);
+    } else {
+      std::snprintf(label, sizeof(label), "%.1f to %.1f", lo, hi);
+    }
+    std::printf("%-22s %8zu %12.3f %10td\n", label, in_band.size(), quantile(in_band, 0.5), within);
+  }
   for (const std::string& s : skipped) std::printf("skipped: %s\n", s.c_str());
   return 0;
 }

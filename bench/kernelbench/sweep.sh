@@ -2,7 +2,8 @@
 # The bridge's overhead on every problem of a KernelBench folder, one shard per GPU: the
 # problems (in name order) are dealt round-robin to the shards, each shard runs
 # kernelbench_bench with its own runner pool on its GPU under a time limit, and its report goes
-# to OUT/shard_K.txt (a shard cut short by the limit reports what it finished).
+# to OUT/shard_K.txt (a shard cut short by the limit reports what it finished); their summary
+# (bench/kernelbench/summarize.py) goes to OUT/summary.md.
 #
 #   bench/kernelbench/sweep.sh [--gpus N] [--repeat R] [--limit SECONDS] [--backend cpu|cuda]
 #                              [--candidate FILE] [--part K/P] PROBLEM_DIR OUT
@@ -61,3 +62,8 @@ for f in "$out"/shard_*.txt; do
   echo "== $f"
   grep -E "^next: bridge overhead|^next candidates at most|problems evaluated|^shard " "$f" || true
 done
+# The shards together (those cut short too), rows and bands in Markdown.
+if python3 "$here/summarize.py" "$out"/shard_*.txt > "$out/summary.md"; then
+  tail -n 8 "$out/summary.md"
+  echo "all rows: $out/summary.md"
+fi
