@@ -93,7 +93,7 @@ bool NodeState::AwaitsConfirmation() const {
   for (const memory::OutcomeNode& x : outcomes) confirmations += TimingPolicyOf(x) == "confirm";
   const std::vector<std::string> flags = FlagsOf(o);
   return confirmations < 2 && Has(flags, kFlagWallClockMismatch) &&
-         !Has(flags, kFlagFasterThanRoofline);
+         !Has(flags, kFlagFasterThanRoofline) && !Has(flags, kFlagTimedFasterThanVerified);
 }
 
 double NodeState::screened_speedup() const {

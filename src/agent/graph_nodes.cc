@@ -96,6 +96,7 @@ memory::HardwareNode HardwareNodeFor(const HardwareInfo& hw) {
 
 bool IsSuspicious(const Outcome& outcome) {
   return outcome.HasFlag(kFlagFasterThanRoofline) ||
+         outcome.HasFlag(kFlagTimedFasterThanVerified) ||
          (outcome.HasFlag(kFlagWallClockMismatch) && outcome.timing_policy == "confirm");
 }
 

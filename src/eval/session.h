@@ -45,6 +45,9 @@ struct EvalSession {
     uint64_t hash = 0;
   };
   std::vector<OutputSummary> reference_summary;  // of the last summarized reference outputs
+  // The candidate's fastest verified call at the bench size, by its own kernel time (0: none
+  // yet), against which its timed calls are judged (kFlagTimedFasterThanVerified).
+  double fastest_verified_bench_s = 0;
 
   EvalSession(const Task& t, const EvalOptions& o, std::string lang)
       : task(t), options(o), language(std::move(lang)) {}

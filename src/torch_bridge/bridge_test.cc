@@ -234,6 +234,7 @@ struct Case {
   std::string ops;  // empty: the imported task as is
   std::string expected;
   std::string message;    // a part of the outcome's message or runtime detail; may be empty
+  std::string flag;       // a flag the outcome must carry; may be empty
   bool slow = false;      // runs only with KOPE_SLOW_TESTS set
   bool compiled = false;  // also time torch.compile of the problem (seconds: it compiles)
   std::string skip;
@@ -252,10 +253,12 @@ std::vector<Case> LoadCases() {
     c.ops = t["ops"].value_or(std::string());
     c.expected = t["expected"].value_or(std::string());
     c.message = t["message"].value_or(std::string());
+    c.flag = t["flag"].value_or(std::string());
     c.slow = t["slow"].value_or(false);
     c.compiled = t["compiled"].value_or(false);
     c.skip = t["skip"].value_or(std::string());
     c.name = c.candidate.filename().string() + (c.ops.empty() ? "" : "_ops_" + c.ops);
+    if (c.candidate.stem().string().rfind(c.problem, 0) != 0) c.name = c.problem + "_" + c.name;
     for (char& ch : c.name) {
       if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
     }
@@ -343,6 +346,12 @@ TEST_P(TorchBridgeCase, GetsItsVerdict) {
     EXPECT_EQ(outcome->bridge_overhead_by_request.count("check"),
               c.candidate.extension() == ".py" ? 1u : 0u)
         << FormatOutcome(*outcome);
+  }
+  if (!c.flag.empty()) {
+    EXPECT_TRUE(outcome->HasFlag(c.flag)) << "expected the flag " << c.flag << "\n"
+                                          << FormatOutcome(*outcome);
+  } else if (outcome->verdict == Verdict::kValid) {  // no false alarm
+    EXPECT_FALSE(outcome->HasFlag(kFlagTimedFasterThanVerified)) << FormatOutcome(*outcome);
   }
   if (outcome->verdict == Verdict::kValid && c.compiled) {
     // A PyTorch baseline is also timed under torch.compile.
