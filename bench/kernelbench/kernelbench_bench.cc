@@ -63,6 +63,14 @@ double GigabytesPerCall(const Task& task, std::string_view language) {
   return bytes * 1e-9;
 }
 
+// " flags a b," or "" (a false alarm on an honest candidate shows here).
+std::string FlagsText(const Outcome& o) {
+  if (o.flags.empty()) return "";
+  std::string text = " flags";
+  for (const std::string& f : o.flags) text += " " + f;
+  return text + ",";
+}
+
 // The bands of bytes per call the figures are reported by (docs/PERFORMANCE.md).
 constexpr double kBandEdges[] = {1.3, 4.4, 9.0};
 
@@ -167,12 +175,12 @@ int main(int argc, char** argv) {
       std::printf(
           "%s %s #%d: %s, %.1f s, bridge %.3f s (load %.3f map %.3f call %.3f check %.3f time "
           "%.3f copy %.3f), reused %d, spares %d, compile %.3f s, torch.compile first call "
-          "%.1f s, %.4g GB per call\n",
+          "%.1f s,%s %.4g GB per call\n",
           row.problem.c_str(), row.candidate.c_str(), r + 1, VerdictName(o->verdict).data(),
           o->eval_seconds, o->bridge_overhead_seconds, Request(*o, "load"), Request(*o, "map"),
           Request(*o, "call"), Request(*o, "check"), Request(*o, "time"), Request(*o, "copy"),
           o->runners_reused, o->runners_from_spares, o->compile_seconds,
-          o->compiled_first_call_seconds, row.gigabytes);
+          o->compiled_first_call_seconds, FlagsText(*o).c_str(), row.gigabytes);
       if (o->verdict != Verdict::kValid) {  // what went wrong, for the next run to start from
         std::printf("  %s %s\n", o->message.c_str(), o->runtime_detail.substr(0, 600).c_str());
       }

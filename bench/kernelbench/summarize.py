@@ -21,7 +21,8 @@ LINE = re.compile(
     r"^(?P<problem>\S+) (?P<candidate>\S+) #(?P<n>\d+): (?P<verdict>\w+), (?P<wall>[\d.]+) s, "
     r"bridge (?P<overhead>[\d.]+) s \(load (?P<load>[\d.]+) map (?P<map>[\d.]+) "
     r"call (?P<call>[\d.]+) check (?P<check>[\d.]+) time (?P<time>[\d.]+) "
-    r"copy (?P<copy>[\d.]+)\).*?(?:, (?P<gb>[\d.]+) GB per call)?$")
+    r"copy (?P<copy>[\d.]+)\)(?P<rest>.*?)(?:, (?P<gb>[\d.]+) GB per call)?$")
+FLAGS = re.compile(r" flags ([^,]+),")
 PARTS = ("load", "map", "call", "check", "time")
 
 
@@ -36,7 +37,11 @@ def parse(lines):
         if m["gb"] is not None:
             p["gb"] = float(m["gb"])
         fields = {k: float(m[k]) for k in ("wall", "overhead") + PARTS}
-        fields["verdict"] = m["verdict"]
+        found = FLAGS.search(m["rest"] + ",")
+        # A flagged evaluation shows as "valid (flag ...)"; within_noise, which the identity
+        # candidate gets by design, is left out.
+        flags = [f for f in (found.group(1).split() if found else []) if f != "within_noise"]
+        fields["verdict"] = m["verdict"] + (f" ({' '.join(flags)})" if flags else "")
         p["evals"][int(m["n"])] = fields
     return problems
 
@@ -91,10 +96,12 @@ def summarize(problems):
                    f"{statistics.median(r[4]['wall'] for r in b):.1f} s |")
     if rows:
         ov = [r[4]["overhead"] for r in rows]
-        valid = sum(all(v == "valid" for v in r[2].split(", ")) for r in rows)
+        valid = sum(all(v.startswith("valid") for v in r[2].split(", ")) for r in rows)
+        flagged = sum("(" in r[2] for r in rows)
         out += ["", f"{len(rows)} problems with a next evaluation: median next overhead "
                 f"{statistics.median(ov):.3f} s, {sum(v <= TARGET for v in ov)} at most "
-                f"{TARGET:g} s, {valid} valid in every evaluation."]
+                f"{TARGET:g} s, {valid} valid in every evaluation, {flagged} with a flagged "
+                f"evaluation."]
     if once:
         out.append(f"Evaluated once only (no next): {', '.join(sorted(once))}.")
     return "\n".join(out)
