@@ -23,6 +23,7 @@ struct Case {
   fs::path task;
   std::string expected;
   std::string flag;
+  double timeout = 5;  // per call, seconds
 };
 
 std::vector<Case> LoadCases() {
@@ -37,13 +38,14 @@ std::vector<Case> LoadCases() {
     c.task = fs::path(KOPE_SOURCE_DIR) / t["task"].value_or(std::string());
     c.expected = t["expected"].value_or(std::string());
     c.flag = t["flag"].value_or(std::string());
+    c.timeout = t["timeout"].value_or(5.0);
     cases.push_back(c);
   }
   // Every bundled example's optimized kernel must be valid.
   for (const auto& entry : fs::directory_iterator(fs::path(KOPE_SOURCE_DIR) / "examples")) {
     if (!fs::exists(entry.path() / "optimized.cc")) continue;
     cases.push_back({"example_" + entry.path().filename().string(), entry.path() / "optimized.cc",
-                     entry.path(), "valid", ""});
+                     entry.path(), "valid", "", 5});
   }
   std::sort(cases.begin(), cases.end(),
             [](const Case& a, const Case& b) { return a.name < b.name; });
@@ -76,7 +78,7 @@ TEST_P(Adversarial, GetsItsVerdict) {
   ASSERT_TRUE(task.ok()) << task.status().ToString();
   EvalOptions options;
   options.runner_exe = fs::path(KOPE_BINARY_DIR) / "kope-runner";
-  options.call_timeout_seconds = 5;
+  options.call_timeout_seconds = c.timeout;
   options.limits.cpu_seconds = 20;
   options.limits.max_address_space_bytes = 2ull << 30;
   options.timing.min_seconds = 0.02;
