@@ -134,11 +134,19 @@ class FingerprintTest(unittest.TestCase):
         passes = []
         checksum = c.comparer.checksum
         c.comparer.checksum = lambda raw: passes.append(raw.numel()) or checksum(raw)
-        a = torch.arange(40, dtype=torch.float32)
+        a = torch.arange(2048, dtype=torch.float32)  # above SMALL_OUTPUT_BYTES
         fingerprint = c._fingerprint(a, 4)["fingerprint"]
-        self.assertEqual(passes, [160])
+        self.assertEqual(passes, [8192])
         self.assertEqual(fingerprint, str(comparison.weighted_sum(a.view(torch.uint8))))
         self.assertNotEqual(fingerprint, c._fingerprint(a.flip(0), 4)["fingerprint"])
+
+    def test_small_outputs_whose_bytes_add_up_alike_have_different_fingerprints(self):
+        c = make_checker()
+        loss = lambda b: torch.tensor(b, dtype=torch.uint8).view(torch.float32)  # noqa: E731
+        first = c._fingerprint(loss([1, 2, 0, 64]), 4)["fingerprint"]
+        self.assertNotEqual(first, c._fingerprint(loss([2, 1, 0, 64]), 4)["fingerprint"])
+        self.assertEqual(first, c._fingerprint(loss([1, 2, 0, 64]), 4)["fingerprint"])
+        self.assertLess(int(first), 1 << 64)  # the parent reads it as a 64-bit number
 
     def test_weighted_sum_tells_a_permutation(self):
         a = torch.arange(40, dtype=torch.int64)
