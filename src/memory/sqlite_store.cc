@@ -422,6 +422,9 @@ Status CheckExisting(const std::filesystem::path& path, uintmax_t size) {
   auto opened = Db::Open(path, SQLITE_OPEN_READONLY);
   if (!opened.ok()) return Refuse(path, "it cannot be opened (" + opened.status().message() + ")");
   Db& db = **opened;
+  // Another process may be creating the store this moment (its write lock held while it sets
+  // the schema up): wait for it as the store's own connection does, not fail at once.
+  sqlite3_busy_timeout(db.handle(), StoreOptions{}.busy_timeout_ms);
   auto app = db.QueryInt("PRAGMA application_id");
   if (!app.ok()) {
     if (app.status().code() == StatusCode::kCorruption) {
