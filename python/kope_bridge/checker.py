@@ -257,11 +257,11 @@ class Checker:
             self._peer(offset, nbytes).copy_(self._own(offset, nbytes))
 
     def _fingerprint(self, expected, size):
-        """Whether there are several elements, all equal, and a position-weighted sum of the
-        output's bytes that changes when they do (the parent rejects a reference whose output
-        ignores its inputs: as src/eval/verification.cc, with a hash of its own). The sum is
-        the checksum's one pass (weighted_sum's chunks read and write the output about five
-        times over)."""
+        """Whether there are several elements, all equal, and a fingerprint of the output's
+        bytes that changes when they do (the parent rejects a reference whose output ignores
+        its inputs: as src/eval/verification.cc, with a hash of its own): a hash of a small
+        output's bytes, else the checksum's one position-weighted pass (weighted_sum's chunks
+        read and write the output about five times over)."""
         raw = expected.view(torch.uint8)
         words = raw.view(getattr(torch, INT_OF_SIZE[size][0]))
         if raw.numel() <= SMALL_OUTPUT_BYTES:

@@ -381,9 +381,9 @@ class Server:
     def timed_calls(self, rotation, count, flush, verified):
         """A verified call (CALL) uploads its inputs and leaves its outputs in the arena. Timed
         batches (TIME) upload the inputs once after each MAP or CALL and drop the outputs once
-        checked for count, dtype and size: the parent never reads them, and a batch of 1 ms calls would otherwise spend most of its
-        time copying (a store into the arena copies the output once more: 3 ms for 6.4 GB,
-        at every TIME request of a large problem)."""
+        checked for count, dtype and size: the parent never reads them, and a batch of 1 ms
+        calls would otherwise spend most of its time copying (a store into the arena copies
+        the output once more: 3 ms for 6.4 GB, at every TIME request of a large problem)."""
         ns, flushed = [], 0
         self.copy_ns = 0
         try:  # a copy that fails (the GPU's memory full) is the call's error, as the kernel's

@@ -12,6 +12,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "kope/base/file.h"
 #include "kope/context/token_counter.h"
 #include "kope/memory/store_location.h"
 
@@ -64,28 +65,12 @@ void Trim(std::vector<TokenSample>& samples) {
 
 Result<SampleMap> ReadFile(const fs::path& path) {
   SampleMap samples;
-  // No file yet is an empty calibration. Told by the open's own error: asking whether the file
-  // exists after a failed open races with another process's rename creating it.
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ENOENT) return samples;
-    return Errno("cannot read", path);
-  }
-  std::string text;
-  char buffer[1 << 16];
-  while (true) {
-    const ssize_t n = ::read(fd, buffer, sizeof(buffer));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      Status s = Errno("cannot read", path);
-      ::close(fd);
-      return s;
-    }
-    if (n == 0) break;
-    text.append(buffer, static_cast<size_t>(n));
-  }
-  ::close(fd);
-  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  // No file yet is an empty calibration. A file once there stays there (writers replace it by
+  // rename), so a read after ReadFileText found it cannot miss it.
+  Result<std::string> text = ReadFileText(path);
+  if (!text.ok() && text.status().code() == StatusCode::kNotFound) return samples;
+  KOPE_RETURN_IF_ERROR(text.status());
+  json j = json::parse(*text, nullptr, /*allow_exceptions=*/false);
   auto corrupt = [&](const std::string& why) {
     return Status::Corruption(path.string() + ": not a token calibration file (" + why + ")");
   };

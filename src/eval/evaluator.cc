@@ -54,7 +54,11 @@ Result<LaunchShapes> ShapesAt(const Task& task, const SizeSet& set) {
 // Timed calls faster than this share of the fastest verified call are flagged.
 constexpr double kTimedVerifiedRatio = 0.2;
 
-void DecideTiming(const Task& task, const SizeSet& bench, Outcome& outcome) {
+// Speedups, the roofline and the flags, from the timing. `fastest_verified_s`: the candidate's
+// fastest verified call at the bench size; judged against the timed median from
+// `shortest_judged_s` up (see below).
+void DecideTiming(const Task& task, const SizeSet& bench, double fastest_verified_s,
+                  double shortest_judged_s, Outcome& outcome) {
   const TimingSummary& c = *outcome.candidate_time;
   const TimingSummary& b = *outcome.baseline_time;
   outcome.speedup = c.median_s > 0 ? b.median_s / c.median_s : 0;
@@ -84,6 +88,18 @@ void DecideTiming(const Task& task, const SizeSet& bench, Outcome& outcome) {
   // A difference inside the spread of the measurements themselves is noise.
   double noise = std::max(c.spread, b.spread);
   if (std::fabs(outcome.speedup - 1.0) <= noise) outcome.flags.emplace_back(kFlagWithinNoise);
+  // A kernel that can tell its verified calls from its timed ones (a ModelNew shares the
+  // harness's Python process) may do its work only when checked. Its fastest verified call
+  // bounds what a timed call can take (timed calls also have their caches flushed), but an
+  // isolated call also pays for its start: a cold interpreter and caches, a GPU launch, CPU
+  // threads waking up on a busy machine (on the 2-core VM an 18 us kernel's verified calls
+  // each took over twice its timed median, a 138 us matmul's too). Hence a wide margin, and
+  // calls long enough for their start to be small: the caller's floor is 200 us of device time
+  // on a GPU, 1 ms on the CPU, where the clock also counts the host's delays.
+  if (fastest_verified_s >= shortest_judged_s &&
+      c.median_s < kTimedVerifiedRatio * fastest_verified_s) {
+    outcome.flags.emplace_back(kFlagTimedFasterThanVerified);
+  }
 }
 
 }  // namespace
@@ -424,20 +440,8 @@ Result<Outcome> Evaluator::Evaluate(const Task& task, std::string_view candidate
   if (!still) return finish();
 
   out.verdict = Verdict::kValid;
-  DecideTiming(task, BenchSizes(task, language), out);
-  // A kernel that can tell its verified calls from its timed ones (a ModelNew shares the
-  // harness's Python process) may do its work only when checked. Its fastest verified call
-  // bounds what a timed call can take (timed calls also have their caches flushed), but an
-  // isolated call also pays for its start: a cold interpreter and caches, a GPU launch, CPU
-  // threads waking up on a busy machine (on the 2-core VM an 18 us kernel's verified calls
-  // each took over twice its timed median, a 138 us matmul's too). Hence a wide margin, and
-  // calls long enough for their start to be small: 200 us of device time on a GPU, 1 ms on
-  // the CPU, where the clock also counts the host's delays.
-  const double shortest = backend_.runner_device().empty() ? 1e-3 : 200e-6;
-  if (s.fastest_verified_bench_s >= shortest &&
-      out.candidate_time->median_s < kTimedVerifiedRatio * s.fastest_verified_bench_s) {
-    out.flags.emplace_back(kFlagTimedFasterThanVerified);
-  }
+  DecideTiming(task, BenchSizes(task, language), s.fastest_verified_bench_s,
+               backend_.runner_device().empty() ? 1e-3 : 200e-6, out);
   out.message = "valid";
   if (options_.profile) {
     s.Progress("profile");

@@ -222,8 +222,7 @@ Result<CallOutcome> KernelProcess::Accounted(Result<CallOutcome> outcome, const 
 }
 
 void KernelProcess::Account(const CallOutcome& outcome, const char* request) {
-  double kernel = 0;
-  for (int64_t ns : outcome.ns) kernel += static_cast<double>(ns) * 1e-9;
+  const double kernel = outcome.kernel_seconds();
   kernel_seconds_ += kernel;
   request_seconds_ += outcome.parent_seconds;
   // Copies between the arena and a GPU are booked apart: they grow with the tensors' bytes.

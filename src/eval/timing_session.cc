@@ -159,8 +159,7 @@ Result<bool> EvalSession::Time() {
       if (!ok) return false;
       if (t.dropped) continue;
       t.wall_per_call = out.parent_seconds / count;
-      double reported = 0;
-      for (int64_t v : out.ns) reported += static_cast<double>(v) * 1e-9;
+      const double reported = out.kernel_seconds();
       // A runner cannot measure more kernel time than the parent saw pass.
       if (reported > out.parent_seconds * 1.02 + kRoundTripSeconds &&
           !outcome.HasFlag(kFlagWallClockMismatch)) {

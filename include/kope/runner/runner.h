@@ -65,6 +65,12 @@ struct CallOutcome {
   // Wall time the child spent copying tensors between the arena and a GPU, as it measured it.
   double copy_seconds = 0;
   bool ok() const { return kind == Kind::kOk; }
+  // The sum of `ns`, in seconds.
+  double kernel_seconds() const {
+    double seconds = 0;
+    for (int64_t v : ns) seconds += static_cast<double>(v) * 1e-9;
+    return seconds;
+  }
 };
 
 struct RunnerOptions {
