@@ -132,11 +132,14 @@ class FingerprintTest(unittest.TestCase):
     def test_the_fingerprint_is_the_comparers_one_pass_checksum(self):
         c = make_checker()
         passes = []
-        checksum = c.comparer.checksum
-        c.comparer.checksum = lambda raw: passes.append(raw.numel()) or checksum(raw)
+        checksum = c.comparer.checksum_and_constant
+        c.comparer.checksum_and_constant = lambda w: passes.append(w.numel()) or checksum(w)
         a = torch.arange(2048, dtype=torch.float32)  # above SMALL_OUTPUT_BYTES
-        fingerprint = c._fingerprint(a, 4)["fingerprint"]
-        self.assertEqual(passes, [8192])
+        found = c._fingerprint(a, 4)
+        fingerprint = found["fingerprint"]
+        self.assertEqual(passes, [2048])  # the elements, once
+        self.assertFalse(found["constant"])
+        self.assertTrue(c._fingerprint(torch.full((2048,), 3.0), 4)["constant"])
         self.assertEqual(fingerprint, str(comparison.weighted_sum(a.view(torch.uint8))))
         self.assertNotEqual(fingerprint, c._fingerprint(a.flip(0), 4)["fingerprint"])
 
@@ -399,6 +402,33 @@ class ReferenceCallTest(unittest.TestCase):
         own_in = server.host[:64].view(torch.float32)
         self.assertTrue(bool((own_in < 0).any()))  # drawn again: its own write was seen
         self.assertIn('"input": 0', self.findings(c, own_in.relu()))
+
+    def watched_calls(self, forward, trials):
+        """How many REF_CALLs checksummed the reference's inputs, over `trials` trials of a
+        DRAW, a REF_CALL, a perturbation and a REF_CALL."""
+        c, server = self.checker(forward)
+        sums = []
+        input_sums = c._input_sums
+        c._input_sums = lambda ranges: sums.append(1) or input_sums(ranges)
+        for trial in range(trials):
+            c.draw(p.Reader(draw_payload(70 + trial, checker.DRAW_TRIAL)))
+            self.ref_call(c)
+            c.draw(p.Reader(draw_payload(80 + trial, checker.DRAW_PERTURB)))
+            self.ref_call(c)
+        return len(sums) // 2, c, server
+
+    def test_a_reference_that_leaves_its_inputs_is_watched_at_its_first_call_only(self):
+        watched, c, server = self.watched_calls(lambda x: [x * 2], 3)
+        self.assertEqual(watched, 1)
+        own_in = server.host[:64].view(torch.float32)
+        self.assertIn('"input": -1', self.findings(c, own_in * 2))
+
+    def test_a_reference_that_writes_its_inputs_is_watched_at_every_call(self):
+        watched, c, server = self.watched_calls(lambda x: [x.relu_()], 2)
+        self.assertEqual(watched, 4)
+        own_in = server.host[:64].view(torch.float32)
+        self.assertTrue(bool((own_in < 0).any()))  # drawn again after the last call too
+        self.assertIn('"input": -1', self.findings(c, own_in.relu()))
 
     def test_strided_and_misaligned_results_are_kept_whole(self):
         for name, forward, expected in (

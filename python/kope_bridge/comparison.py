@@ -173,6 +173,18 @@ class Comparer:
                 self.triton = False
         return weighted_sum(raw)
 
+    def checksum_and_constant(self, words):
+        """The checksum of a contiguous 1-D integer tensor's elements, and whether there are
+        several, all equal: fast_compare's one pass where Triton serves, else weighted_sum of
+        its bytes and an eager test."""
+        if self._triton_module(words.device) is not None:
+            try:
+                return self.triton.checksum_and_constant(words)
+            except Exception:  # noqa: BLE001 (a failing launch)
+                self.triton = False
+        constant = words.numel() > 1 and bool((words == words[0]).all())
+        return weighted_sum(words.view(torch.uint8)), constant
+
     def compare(self, expected, actual, rtol, atol):
         """src/eval/compare.cc's CompareOutputs: NaN matches NaN, an infinity itself, a finite
         value within atol + rtol * |expected|, in float64. A chunk that passes the fast test

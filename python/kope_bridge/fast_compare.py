@@ -60,27 +60,74 @@ def failing(expected, actual, bounds):
 
 
 @triton.jit
-def _checksum_kernel(w_ptr, partial_ptr, n, BLOCK: tl.constexpr):
+def _checksum_kernel(w_ptr, partial_ptr, differs_ptr, n, CONSTANT: tl.constexpr,
+                     BLOCK: tl.constexpr):
     pid = tl.program_id(0)
     offs = pid.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
     w = tl.load(w_ptr + offs, mask=mask, other=0).to(tl.int64)
     tl.store(partial_ptr + pid, tl.sum(w * (2 * offs + 1), axis=0))
+    if CONSTANT:  # whether any element of the block differs from the first one
+        first = tl.load(w_ptr).to(tl.int64)
+        tl.store(differs_ptr + pid, tl.max((mask & (w != first)).to(tl.int32), axis=0))
+
+
+def _checksum_launch(words, constant):
+    """The kernel's per-block sums and flags; None for an empty tensor."""
+    if words.dim() != 1 or words.dtype.is_floating_point or not words.is_contiguous():
+        raise ValueError("a contiguous 1-D integer tensor")
+    if words.numel() == 0:
+        return None
+    blocks = triton.cdiv(words.numel(), BLOCK)
+    partial = torch.empty(blocks, dtype=torch.int64, device=words.device)
+    differs = torch.empty(blocks if constant else 1, dtype=torch.int32, device=words.device)
+    _checksum_kernel[(blocks,)](words, partial, differs, words.numel(), CONSTANT=constant,
+                                BLOCK=BLOCK)
+    return partial, differs
 
 
 def checksum(words):
     """sum((2i + 1) * w_i) over a contiguous 1-D integer tensor, wrapping at 64 bits, in one
     pass: it changes when an element does, and when two are swapped. For telling whether the
     trusted reference wrote its own inputs, not for anything a candidate could aim at."""
-    if words.dim() != 1 or words.dtype.is_floating_point or not words.is_contiguous():
-        raise ValueError("a contiguous 1-D integer tensor")
-    n = words.numel()
-    if n == 0:
-        return 0
-    blocks = triton.cdiv(n, BLOCK)
-    partial = torch.empty(blocks, dtype=torch.int64, device=words.device)
-    _checksum_kernel[(blocks,)](words, partial, n, BLOCK=BLOCK)
-    return int(partial.sum()) & ((1 << 64) - 1)
+    launched = _checksum_launch(words, False)
+    return 0 if launched is None else int(launched[0].sum()) & ((1 << 64) - 1)
+
+
+def checksum_and_constant(words):
+    """checksum(words), and whether the tensor has several elements, all equal, from the same
+    one pass (the fingerprint of the reference's outputs); one synchronization."""
+    launched = _checksum_launch(words, True)
+    if launched is None:
+        return 0, False
+    partial, differs = launched
+    total, differing = torch.stack([partial.sum(), differs.max().to(torch.int64)]).tolist()
+    return total & ((1 << 64) - 1), words.numel() > 1 and differing == 0
+
+
+@triton.jit
+def _differ_kernel(a_ptr, b_ptr, partial_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    a = tl.load(a_ptr + offs, mask=mask, other=0)
+    b = tl.load(b_ptr + offs, mask=mask, other=0)
+    tl.store(partial_ptr + pid, tl.max((a != b).to(tl.int32), axis=0))
+
+
+def differ(a, b):
+    """Whether two contiguous 1-D integer tensors of one shape and dtype differ anywhere, in
+    one read of each (`(a != b).any()` writes and reads a mask besides): a bool tensor on their
+    device, not waited for."""
+    if a.shape != b.shape or a.dtype != b.dtype or a.dim() != 1 or a.dtype.is_floating_point \
+            or not a.is_contiguous() or not b.is_contiguous():
+        raise ValueError("two contiguous 1-D integer tensors of one shape and dtype")
+    if a.numel() == 0:
+        return torch.zeros((), dtype=torch.bool, device=a.device)
+    blocks = triton.cdiv(a.numel(), BLOCK)
+    partial = torch.empty(blocks, dtype=torch.int32, device=a.device)
+    _differ_kernel[(blocks,)](a, b, partial, a.numel(), BLOCK=BLOCK)
+    return partial.max() != 0
 
 
 def crafted_pair(dtype, device, n=3 * BLOCK + 17):

@@ -60,6 +60,31 @@ class KernelTest(unittest.TestCase):
         with self.assertRaises(ValueError):
             fast_compare.count_failing(torch.zeros(4), torch.zeros(5), 0.0, 0.0)
 
+    def test_the_checksum_tells_a_constant_tensor_in_the_same_pass(self):
+        w = torch.full((3 * fast_compare.BLOCK + 5,), 7, dtype=torch.int32)
+        self.assertEqual(fast_compare.checksum_and_constant(w), (fast_compare.checksum(w), True))
+        for at in (0, fast_compare.BLOCK + 3, w.numel() - 1):  # first, middle, partial last block
+            varied = w.clone()
+            varied[at] = 8
+            self.assertEqual(fast_compare.checksum_and_constant(varied),
+                             (fast_compare.checksum(varied), False))
+        self.assertEqual(fast_compare.checksum_and_constant(w[:1]), (7, False))  # one element
+        self.assertEqual(fast_compare.checksum_and_constant(w[:0]), (0, False))
+        with self.assertRaises(ValueError):
+            fast_compare.checksum_and_constant(torch.zeros(4))
+
+    def test_differ_finds_one_different_word_anywhere(self):
+        a = torch.arange(3 * fast_compare.BLOCK + 5, dtype=torch.int64)
+        self.assertFalse(bool(fast_compare.differ(a, a.clone())))
+        for at in (0, 2 * fast_compare.BLOCK, a.numel() - 1):
+            b = a.clone()
+            b[at] += 1 << 40  # in the upper half of the word
+            self.assertTrue(bool(fast_compare.differ(a, b)))
+        self.assertFalse(bool(fast_compare.differ(a[:0], a[:0])))
+        for bad in ((a, a[1:]), (a, a.to(torch.int32)), (a.double(), a.double())):
+            with self.assertRaises(ValueError):
+                fast_compare.differ(*bad)
+
     def test_the_kernels_compile_for_a_hopper_gpu(self):
         # The interpreter forgives what the compiler may not: compile both kernels for sm_90
         # (an H100 or H200) without a GPU, in every form the checker launches them, in a
@@ -71,7 +96,7 @@ class KernelTest(unittest.TestCase):
         if done.returncode == 77:
             self.skipTest(done.stdout.strip())
         self.assertEqual(done.returncode, 0, done.stdout[-2000:] + done.stderr[-2000:])
-        self.assertEqual(done.stdout.count("compiled"), 10, done.stdout)
+        self.assertEqual(done.stdout.count("compiled"), 18, done.stdout)
 
 
 COMPILE_FOR_HOPPER = """
@@ -85,8 +110,12 @@ except ImportError as e:
     sys.exit(77)
 from kope_bridge import fast_compare as fc
 target, block = GPUTarget("cuda", 90, 32), {"BLOCK": fc.BLOCK}
-forms = [(fc._checksum_kernel, {"w_ptr": "*" + w, "partial_ptr": "*i64", "n": "i64",
-                                "BLOCK": "constexpr"}, block) for w in ("u8", "i16", "i32", "i64")]
+words = ("u8", "i16", "i32", "i64")
+forms = [(fc._checksum_kernel, {"w_ptr": "*" + w, "partial_ptr": "*i64", "differs_ptr": "*i32",
+                                "n": "i64", "CONSTANT": "constexpr", "BLOCK": "constexpr"},
+          dict(block, CONSTANT=constant)) for w in words for constant in (False, True)]
+forms += [(fc._differ_kernel, {"a_ptr": "*" + w, "b_ptr": "*" + w, "partial_ptr": "*i32",
+                               "n": "i64", "BLOCK": "constexpr"}, block) for w in words]
 forms += [(fc._failing_kernel, {"e_ptr": "*" + t, "a_ptr": "*" + t, "bounds_ptr": "*fp64",
                                 "partial_ptr": "*i32", "n": "i64", "VIA_F32": "constexpr",
                                 "BLOCK": "constexpr"}, dict(block, VIA_F32=t in ("fp16", "bf16")))
