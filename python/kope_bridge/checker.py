@@ -10,8 +10,9 @@ as the expected outputs, and draws the trial's inputs again from the same seeds 
 of its own inputs changed over the call (a reference may write its inputs in place; the
 candidate's memory is never read back as inputs; a reference whose first call at a size left
 them unchanged is not watched again at that size); POISON fills the candidate's outputs and
-guards; CHECK compares the candidate's inputs, guards and outputs with the reference's, with the
-rules of src/eval/compare.cc, and answers a summary (JSON). The candidate's process never sees
+guards; CHECK compares the candidate's inputs (on a GPU by a secret-keyed hash of what REF_CALL
+gave, after a trial's whole copy), guards and outputs with the reference's, with the rules of
+src/eval/compare.cc, and answers a summary (JSON). The candidate's process never sees
 the reference's outputs.
 """
 import fcntl
@@ -19,6 +20,7 @@ import hashlib
 import json
 import mmap
 import os
+import secrets
 import struct
 import types
 
@@ -50,6 +52,12 @@ class Checker:
         # else the byte ranges of the elements perturbed since the last REF_CALL.
         self.ungiven = None
         self.expected = None  # the last REF_CALL's outputs, flat, on the reference's device
+        # Keyed hashes of the inputs a trial's REF_CALL gave the candidate (fast_compare.
+        # keyed_hash, under input_key, secret and fresh for each trial): CHECK hashes the
+        # candidate's copy instead of reading the reference's inputs again. None after a
+        # perturbation (CHECK compares the two copies) or where the hash does not serve.
+        self.input_key = None
+        self.input_hashes = None
         # The calls (arena size, input ranges) whose first REF_CALL left the reference's inputs
         # as they were: the problem's code does not write them in place, and later calls are
         # not watched (two checksum passes over the inputs each). Should it write them after
@@ -134,6 +142,7 @@ class Checker:
         if not r.at_end() or any(d.kind > 5 for d in dists) or mode > DRAW_TIMING_SHARED:
             raise p.ProtocolError("malformed DRAW")
         self.expected = None  # a CHECK needs the REF_CALL on these inputs
+        self.input_hashes = None
         if mode >= DRAW_TIMING:
             ranges = [x.byte_range(s.arena_bytes) for x in spec.inputs]
             if mode == DRAW_TIMING_SHARED:
@@ -217,7 +226,11 @@ class Checker:
         for offset, nbytes in inputs_ranges:
             self._peer(offset, nbytes)
         s.inputs_resident = False
-        self._give_inputs(inputs_ranges if self.ungiven is None else self.ungiven)
+        if self.ungiven is None:
+            self.input_hashes = self._give_inputs_hashed(inputs_ranges)
+        else:
+            self._give_inputs(self.ungiven)
+            self.input_hashes = None
         self.ungiven = []
         self.expected = None  # the last call's outputs go before this call's are made
         key = (s.arena_bytes, tuple(inputs_ranges))
@@ -266,6 +279,25 @@ class Checker:
     def _give_inputs(self, ranges):
         for offset, nbytes in ranges:
             self._peer(offset, nbytes).copy_(self._own(offset, nbytes))
+
+    def _give_inputs_hashed(self, ranges):
+        """_give_inputs, and the keyed hashes of what it gave, in the copy's one read (under a
+        fresh key); None, the inputs given all the same, where the hash does not serve."""
+        pairs = [as_words(self._own(offset, nbytes), self._peer(offset, nbytes))
+                 for offset, nbytes in ranges]
+        if pairs and all(self.comparer.keyed_usable(own.dtype, own.device) for own, _ in pairs):
+            key = (secrets.randbits(63), secrets.randbits(63) | 1)
+            try:
+                hashes = [self.comparer.triton.keyed_hash(own, key, copy_to=peer)
+                          for own, peer in pairs]
+                self.input_key = key
+                return hashes
+            except Exception:  # noqa: BLE001 (a failing launch: compared byte by byte)
+                for own, _ in pairs:
+                    self.comparer.keyed_ok[own.device, own.dtype] = False
+        for own, peer in pairs:
+            peer.copy_(own)
+        return None
 
     def _fingerprint(self, expected, size):
         """Whether there are several elements, all equal, and a fingerprint of the output's
@@ -371,10 +403,14 @@ class Checker:
             return None
         try:
             flags = []
-            for slot in spec.inputs:
+            for i, slot in enumerate(spec.inputs):
                 offset, nbytes = slot.byte_range(s.arena_bytes)
-                flags.append(comparer.triton.differ(
-                    *as_words(self._peer(offset, nbytes), self._own(offset, nbytes))))
+                peer, own = as_words(self._peer(offset, nbytes), self._own(offset, nbytes))
+                if self.input_hashes is not None:  # the candidate's copy alone, read once
+                    flags.append(comparer.triton.keyed_hash(peer, self.input_key) !=
+                                 self.input_hashes[i])
+                else:
+                    flags.append(comparer.triton.differ(peer, own))
             for k, slot in enumerate(spec.outputs):
                 offset, nbytes = slot.byte_range(s.arena_bytes)
                 flags.append((self._peer(offset + nbytes, self.guard.numel()) != self.guard).any())

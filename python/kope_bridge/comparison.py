@@ -78,6 +78,8 @@ class Comparer:
         self.fast = None  # torch.compile's fused fast test of compare()
         self.triton = None  # fast_compare once imported, False once it failed
         self.triton_ok = {}  # dtype -> whether fast_compare agreed with the eager test
+        self.keyed_ok = {}  # (device, word dtype) -> whether fast_compare.keyed_hash
+        # passed its check there
         self._bounds = {}
 
     def failing_fast_test(self, expected, actual, rtol, atol):
@@ -141,6 +143,18 @@ class Comparer:
         except Exception:  # noqa: BLE001 (no compiler, a failing launch)
             self.triton = False
             return False
+
+    def keyed_usable(self, dtype, device):
+        """Whether fast_compare.keyed_hash serves words of `dtype` on `device`: Triton there,
+        and the kernel passed keyed_hash_works (once per process, device and word type)."""
+        if self._triton_module(device) is None:
+            return False
+        if (device, dtype) not in self.keyed_ok:
+            try:
+                self.keyed_ok[device, dtype] = self.triton.keyed_hash_works(dtype, device)
+            except Exception:  # noqa: BLE001 (no compiler, a failing launch)
+                self.keyed_ok[device, dtype] = False
+        return self.keyed_ok[device, dtype]
 
     def _triton_module(self, device):
         """fast_compare for tensors on `device`, imported once; None where Triton does not serve

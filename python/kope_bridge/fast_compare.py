@@ -130,6 +130,83 @@ def differ(a, b):
     return partial.max() != 0
 
 
+@triton.jit
+def _mix(x):
+    """murmur3's 64-bit finalizer: a bijection of the word that spreads each bit over all."""
+    x ^= x >> 33
+    x *= 0xFF51AFD7ED558CCD
+    x ^= x >> 33
+    x *= 0xC4CEB9FE1A85EC53
+    x ^= x >> 33
+    return x
+
+
+@triton.jit
+def _keyed_kernel(src_ptr, dst_ptr, partial_ptr, n, k1, k2, COPY: tl.constexpr,
+                  BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    w = tl.load(src_ptr + offs, mask=mask, other=0)
+    if COPY:
+        tl.store(dst_ptr + offs, w, mask=mask)
+    x = w.to(tl.int64).to(tl.uint64, bitcast=True)
+    at = k1.to(tl.uint64, bitcast=True) + \
+        offs.to(tl.uint64, bitcast=True) * k2.to(tl.uint64, bitcast=True)
+    z = tl.where(mask, _mix(x ^ at), 0)
+    tl.store(partial_ptr + pid, tl.sum(z, axis=0).to(tl.int64, bitcast=True))
+
+
+def keyed_hash(words, key, copy_to=None):
+    """sum(mix(w_i ^ (k1 + i * k2))) over a contiguous 1-D integer tensor, wrapping at 64 bits,
+    in one read (and, with `copy_to`, one write of the words there): a 0-d int64 tensor on the
+    tensor's device, not waited for. `key` is (k1, k2), secret 63-bit numbers, k2 odd. Unlike
+    checksum, which a candidate that knows it can balance, a change of the words keeps the hash
+    only by a chance of about 2^-64 when the key is unknown, and a change of one word never
+    does (mix is a bijection). For telling whether a candidate changed its copy of the inputs
+    without reading the reference's inputs again."""
+    if words.dim() != 1 or words.dtype.is_floating_point or not words.is_contiguous() or (
+            copy_to is not None and (copy_to.shape != words.shape or copy_to.dtype != words.dtype
+                                     or not copy_to.is_contiguous())):
+        raise ValueError("a contiguous 1-D integer tensor (and a copy of its shape and dtype)")
+    if words.numel() == 0:
+        return torch.zeros((), dtype=torch.int64, device=words.device)
+    blocks = triton.cdiv(words.numel(), BLOCK)
+    partial = torch.empty(blocks, dtype=torch.int64, device=words.device)
+    _keyed_kernel[(blocks,)](words, words if copy_to is None else copy_to, partial, words.numel(),
+                             key[0], key[1], COPY=copy_to is not None, BLOCK=BLOCK)
+    return partial.sum()
+
+
+WORD_TOPS = {torch.uint8: 255, torch.int16: 1 << 15, torch.int32: 1 << 31, torch.int64: 1 << 62}
+
+
+def keyed_hash_works(dtype, device):
+    """Whether keyed_hash, as compiled for `device`, tells what it must on crafted words of
+    `dtype`: equal for equal words, different after one word changed (first, middle, the partial
+    last block; low and high bits) and after two swapped, the same when it copies, and the copy
+    exact. Checked once per process, device and word type before CHECK relies on it."""
+    g = torch.Generator(device="cpu")
+    g.manual_seed(20261130)
+    key = (0x1234_5678_9ABC_DEF0, 0x0FED_CBA9_8765_4321)
+    w = torch.randint(0, WORD_TOPS[dtype], (3 * BLOCK + 17,), generator=g, dtype=torch.int64)
+    w = w.to(dtype).to(device)
+    base = int(keyed_hash(w, key))
+    if int(keyed_hash(w.clone(), key)) != base:
+        return False
+    for at, bit in ((0, 0), (BLOCK + 3, 7), (w.numel() - 1, 8 * w.element_size() - 2)):
+        changed = w.clone()
+        changed[at] ^= 1 << bit
+        if int(keyed_hash(changed, key)) == base:
+            return False
+    i = int((w[:-1] != w[1:]).nonzero()[0])  # two neighbours that differ, swapped
+    swapped = w.clone()
+    swapped[[i, i + 1]] = w[[i + 1, i]]
+    copy = torch.empty_like(w)
+    return int(keyed_hash(swapped, key)) != base and \
+        int(keyed_hash(w, key, copy_to=copy)) == base and torch.equal(copy, w)
+
+
 def crafted_pair(dtype, device, n=3 * BLOCK + 17):
     """Expected and actual values that exercise every rule of the test: equal values, values
     within and beyond the bound, NaN on either side and both, infinities of both signs, zeros;

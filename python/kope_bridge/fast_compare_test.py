@@ -85,6 +85,43 @@ class KernelTest(unittest.TestCase):
             with self.assertRaises(ValueError):
                 fast_compare.differ(*bad)
 
+    def test_the_keyed_hash_tells_a_changed_copy(self):
+        g = torch.Generator().manual_seed(5)
+        w = torch.randint(-(1 << 62), 1 << 62, (3 * fast_compare.BLOCK + 5,), generator=g)
+        key = (0x5555_0000_1234_5678, 0x0123_4567_89AB_CDEF)
+        base = int(fast_compare.keyed_hash(w, key))
+        self.assertEqual(int(fast_compare.keyed_hash(w.clone(), key)), base)
+        for at, bit in ((0, 0), (fast_compare.BLOCK, 40), (w.numel() - 1, 62)):
+            changed = w.clone()
+            changed[at] ^= 1 << bit
+            self.assertNotEqual(int(fast_compare.keyed_hash(changed, key)), base)
+        swapped = w.clone()
+        swapped[[3, 4]] = w[[4, 3]]
+        self.assertNotEqual(int(fast_compare.keyed_hash(swapped, key)), base)
+        self.assertNotEqual(int(fast_compare.keyed_hash(w, (key[0] + 1, key[1]))), base)
+        copy = torch.zeros_like(w)
+        self.assertEqual(int(fast_compare.keyed_hash(w, key, copy_to=copy)), base)
+        self.assertTrue(torch.equal(copy, w))
+        self.assertEqual(int(fast_compare.keyed_hash(w[:0], key)), 0)
+        for bad in ((w.double(),), (w, torch.zeros(3, dtype=torch.int64))):
+            with self.assertRaises(ValueError):
+                fast_compare.keyed_hash(bad[0], key, *bad[1:])
+        for dtype in fast_compare.WORD_TOPS:
+            self.assertTrue(fast_compare.keyed_hash_works(dtype, torch.device("cpu")))
+
+    def test_a_keyed_hash_that_misses_changes_fails_its_check(self):
+        def constant(words, key, copy_to=None):  # copies, but hashes nothing
+            if copy_to is not None:
+                copy_to.copy_(words)
+            return torch.zeros((), dtype=torch.int64)
+
+        real = fast_compare.keyed_hash
+        fast_compare.keyed_hash = constant
+        try:
+            self.assertFalse(fast_compare.keyed_hash_works(torch.int64, torch.device("cpu")))
+        finally:
+            fast_compare.keyed_hash = real
+
     def test_the_kernels_compile_for_a_hopper_gpu(self):
         # The interpreter forgives what the compiler may not: compile both kernels for sm_90
         # (an H100 or H200) without a GPU, in every form the checker launches them, in a
@@ -96,7 +133,7 @@ class KernelTest(unittest.TestCase):
         if done.returncode == 77:
             self.skipTest(done.stdout.strip())
         self.assertEqual(done.returncode, 0, done.stdout[-2000:] + done.stderr[-2000:])
-        self.assertEqual(done.stdout.count("compiled"), 18, done.stdout)
+        self.assertEqual(done.stdout.count("compiled"), 26, done.stdout)
 
 
 COMPILE_FOR_HOPPER = """
@@ -114,6 +151,10 @@ words = ("u8", "i16", "i32", "i64")
 forms = [(fc._checksum_kernel, {"w_ptr": "*" + w, "partial_ptr": "*i64", "differs_ptr": "*i32",
                                 "n": "i64", "CONSTANT": "constexpr", "BLOCK": "constexpr"},
           dict(block, CONSTANT=constant)) for w in words for constant in (False, True)]
+forms += [(fc._keyed_kernel, {"src_ptr": "*" + w, "dst_ptr": "*" + w, "partial_ptr": "*i64",
+                              "n": "i64", "k1": "i64", "k2": "i64", "COPY": "constexpr",
+                              "BLOCK": "constexpr"}, dict(block, COPY=copy))
+          for w in words for copy in (False, True)]
 forms += [(fc._differ_kernel, {"a_ptr": "*" + w, "b_ptr": "*" + w, "partial_ptr": "*i32",
                                "n": "i64", "BLOCK": "constexpr"}, block) for w in words]
 forms += [(fc._failing_kernel, {"e_ptr": "*" + t, "a_ptr": "*" + t, "bounds_ptr": "*fp64",
@@ -189,6 +230,52 @@ class CheckAtOnceTest(checker_test.ReferenceCallTest):
 
     def tearDown(self):
         comparison.TRITON_DEVICES = self.old
+
+    @staticmethod
+    def spied(c):
+        """The calls CHECK's first read makes to keyed_hash and differ, by name."""
+        calls = []
+
+        def spy(name):
+            real = getattr(fast_compare, name)
+
+            def call(*args, **kwargs):
+                calls.append(name)
+                return real(*args, **kwargs)
+            return call
+
+        c.comparer.triton = types.SimpleNamespace(**vars(fast_compare))
+        c.comparer.triton.keyed_hash, c.comparer.triton.differ = spy("keyed_hash"), spy("differ")
+        return calls
+
+    def test_after_a_trials_reference_call_check_hashes_the_candidates_copy_only(self):
+        c, server = self.checker(lambda x: [x * 2])
+        c.draw(checker_test.p.Reader(checker_test.draw_payload(91, checker.DRAW_TRIAL)))
+        self.ref_call(c)
+        calls = self.spied(c)
+        own_in = server.host[:64].view(torch.float32)
+        self.assertIn('"input": -1', self.findings(c, own_in * 2))
+        self.assertEqual(calls, ["keyed_hash"])
+        c.peer.tensor[:64].view(torch.float32)[9] += 1.0  # the candidate's write
+        self.assertIn('"input": 0', self.findings(c, own_in * 2))
+        # After a perturbation the reference's inputs are read again.
+        c.peer.tensor[:64].view(torch.float32)[9] -= 1.0
+        c.draw(checker_test.p.Reader(checker_test.draw_payload(92, checker.DRAW_PERTURB)))
+        self.ref_call(c)
+        calls.clear()
+        self.assertIn('"input": -1', self.findings(c, own_in * 2))
+        self.assertEqual(calls, ["differ"])
+
+    def test_a_keyed_hash_that_failed_its_check_is_not_used(self):
+        c, server = self.checker(lambda x: [x * 2])
+        c.comparer.keyed_ok[torch.device("cpu"), torch.int64] = False
+        c.draw(checker_test.p.Reader(checker_test.draw_payload(93, checker.DRAW_TRIAL)))
+        self.ref_call(c)
+        self.assertIsNone(c.input_hashes)
+        own_in = server.host[:64].view(torch.float32)
+        self.assertTrue(torch.equal(c.peer.tensor[:64].view(torch.float32), own_in))  # given
+        c.peer.tensor[:64].view(torch.float32)[0] += 1.0
+        self.assertIn('"input": 0', self.findings(c, own_in * 2))
 
     def both_paths(self, output_damage=None, tamper=None):
         """CHECK's findings through the one-synchronization test and without it: the candidate's
