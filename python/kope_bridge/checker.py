@@ -8,8 +8,7 @@ reference's tensors from the parent's secret seed; REF_CALL gives the candidate'
 they lack (a trial's inputs, a perturbation's elements), runs the reference, keeps its results
 as the expected outputs, and draws the trial's inputs again from the same seeds when a checksum
 of its own inputs changed over the call (a reference may write its inputs in place; the
-candidate's memory is never read back as inputs; a reference whose first call at a size left
-them unchanged is not watched again at that size); POISON fills the candidate's outputs and
+candidate's memory is never read back as inputs); POISON fills the candidate's outputs and
 guards; CHECK compares the candidate's inputs (on a GPU by a secret-keyed hash of what REF_CALL
 gave, after a trial's whole copy), guards and outputs with the reference's, with the rules of
 src/eval/compare.cc, and answers a summary (JSON). The candidate's process never sees
@@ -52,18 +51,15 @@ class Checker:
         # else the byte ranges of the elements perturbed since the last REF_CALL.
         self.ungiven = None
         self.expected = None  # the last REF_CALL's outputs, flat, on the reference's device
-        # Keyed hashes of the inputs a trial's REF_CALL gave the candidate (fast_compare.
-        # keyed_hash, under input_key, secret and fresh for each trial): CHECK hashes the
-        # candidate's copy instead of reading the reference's inputs again. None after a
-        # perturbation (CHECK compares the two copies) or where the hash does not serve.
+        # Keyed hashes of the reference's inputs as the candidate must have them (fast_compare.
+        # keyed_hash under input_key, secret and fresh for each trial), with the byte ranges
+        # they cover: made while a trial's REF_CALL copies them to the candidate, brought up to
+        # date by a perturbation. REF_CALL tells the reference's own in-place writes by them
+        # (one pass after its call), CHECK the candidate's (one pass over its copy). None
+        # where the hash does not serve: checksums before and after the call, and CHECK
+        # compares the two copies.
         self.input_key = None
-        self.input_hashes = None
-        # The calls (arena size, input ranges) whose first REF_CALL left the reference's inputs
-        # as they were: the problem's code does not write them in place, and later calls are
-        # not watched (two checksum passes over the inputs each). Should it write them after
-        # all, CHECK finds the candidate's copy different from the reference's inputs: an
-        # input_modified rejection, never a pass.
-        self.inputs_untouched = set()
+        self.input_hashes = None  # (ranges, [0-d int64 tensors])
 
     # -- SHARE -------------------------------------------------------------------------------
     def share(self, r):
@@ -77,6 +73,8 @@ class Checker:
             self.release()
             self.peer = self._allocate(nbytes)
             self.peer.token = token
+            # Fresh memory holds none of the inputs, and no call of it has been checked.
+            self.ungiven, self.input_hashes, self.expected = None, None, None
         return p.reply_payload(), self.peer.fd
 
     def _allocate(self, nbytes):
@@ -142,14 +140,13 @@ class Checker:
         if not r.at_end() or any(d.kind > 5 for d in dists) or mode > DRAW_TIMING_SHARED:
             raise p.ProtocolError("malformed DRAW")
         self.expected = None  # a CHECK needs the REF_CALL on these inputs
-        self.input_hashes = None
         if mode >= DRAW_TIMING:
             ranges = [x.byte_range(s.arena_bytes) for x in spec.inputs]
             if mode == DRAW_TIMING_SHARED:
                 for offset, nbytes in ranges:
                     self._peer(offset, nbytes)
             # Timing's inputs replace the trial's: a REF_CALL needs a trial's DRAW first.
-            self.draws, self.ungiven = [], None
+            self.draws, self.ungiven, self.input_hashes = [], None, None
             self._draw(seed, False, spec, dists)
             if mode == DRAW_TIMING_SHARED:
                 self._give_inputs(ranges)
@@ -166,14 +163,16 @@ class Checker:
         self.draws.append((seed, perturb, spec, dists))
         changed = self._draw(seed, perturb, spec, dists)
         if not perturb:
-            self.ungiven = None
-        elif self.ungiven is not None:
-            self.ungiven += changed
+            self.ungiven, self.input_hashes = None, None  # hashed as REF_CALL gives them
+        else:
+            if self.ungiven is not None:
+                self.ungiven += [(at, size) for at, size, _ in changed]
+            self._rehash(spec, changed)
         return p.reply_payload()
 
     def _draw(self, seed, perturb, spec, dists):
-        """Draws into the own inputs; returns the byte ranges of the elements a perturbation
-        changed."""
+        """Draws into the own inputs; returns, for each element a perturbation changed, its
+        byte offset and size and its old value (a 1-element tensor)."""
         s = self.server
         changed = []
         device = self._own(0, 0).device
@@ -185,8 +184,8 @@ class Checker:
             if t.numel() == 0:
                 continue
             if perturb:
-                j = self._perturb(t, d, generator)
-                changed.append((offset + j * t.element_size(), t.element_size()))
+                j, old = self._perturb(t, d, generator)
+                changed.append((offset + j * t.element_size(), t.element_size(), old))
                 continue
             d.fill(t, generator)
         # Not waited for: this runner's next request runs after it on the same stream, and
@@ -206,7 +205,37 @@ class Checker:
             if not torch.equal(new.view(torch.uint8), old.view(torch.uint8)):
                 break
         t[j:j + 1].copy_(new)
-        return j
+        return j, old
+
+    def _rehash(self, spec, changed):
+        """Brings input_hashes up to date with a perturbation of the reference's inputs: each
+        changed word's term out, its new one in (fast_compare.mix_term), from the words' bytes
+        before and after. Drops them where they do not cover this call's inputs."""
+        if self.input_hashes is None:
+            return
+        ranges, hashes = self.input_hashes
+        if ranges != [x.byte_range(self.server.arena_bytes) for x in spec.inputs]:
+            self.input_hashes = None
+            return
+        for at, size, old in changed:
+            i = next(k for k, (o, n) in enumerate(ranges) if o <= at < o + n)
+            offset, nbytes = ranges[i]
+            words = as_words(self._own(offset, nbytes), self._peer(offset, nbytes))[0]
+            width = words.element_size()
+            first, last = (at - offset) // width, (at + size - 1 - offset) // width
+            after = bytes(words[first:last + 1].view(torch.uint8).cpu().tolist())
+            before = bytearray(after)
+            start = at - offset - first * width
+            before[start:start + size] = bytes(old.view(torch.uint8).cpu().tolist())
+            signed = words.dtype != torch.uint8
+            total = int(hashes[i])
+            for q in range(last - first + 1):
+                new_word, old_word = (int.from_bytes(b[q * width:(q + 1) * width], "little",
+                                                     signed=signed) for b in (after, before))
+                total += self.comparer.triton.mix_term(new_word, first + q, self.input_key) - \
+                    self.comparer.triton.mix_term(old_word, first + q, self.input_key)
+            hashes[i] = torch.tensor(self.comparer.triton.as_int64(total), dtype=torch.int64,
+                                     device=hashes[i].device)
 
     # -- REF_CALL ----------------------------------------------------------------------------
     def reference_call(self, r):
@@ -230,25 +259,21 @@ class Checker:
             self.input_hashes = self._give_inputs_hashed(inputs_ranges)
         else:
             self._give_inputs(self.ungiven)
-            self.input_hashes = None
         self.ungiven = []
         self.expected = None  # the last call's outputs go before this call's are made
-        key = (s.arena_bytes, tuple(inputs_ranges))
-        watched = key not in self.inputs_untouched
-        before = self._input_sums(inputs_ranges) if watched else None
+        hashed = self._hashes_for(inputs_ranges)
+        before = self._input_sums(inputs_ranges) if hashed is None else None
         inputs, outputs = s.tensors(spec)
         ns, results, _ = s.kernel.timed(inputs, None, s.host_address)
         self.expected = self._kept(s.kernel.checked(results, outputs))
         del results
-        if watched and self._input_sums(inputs_ranges) != before:
+        if self._wrote_inputs(inputs_ranges, hashed, before):
             # The reference wrote its inputs in place: they are drawn again from the trial's
             # seeds, and CHECK compares the candidate's copy with them. Told from the
             # reference's own memory, which no other process reaches: a comparison with the
             # candidate's copy would miss a candidate that writes it as the reference does.
             for draw in self.draws:
                 self._draw(*draw)
-        elif watched:
-            self.inputs_untouched.add(key)
         summary = [self._fingerprint(e, p.DTYPES[x.dtype][1])
                    for e, x in zip(self.expected, spec.outputs)] if summarize else None
         self._synchronize()
@@ -272,6 +297,21 @@ class Checker:
             kept.append(t.reshape(-1))
         return kept
 
+    def _hashes_for(self, ranges):
+        """input_hashes' tensors where they cover these byte ranges, else None."""
+        if self.input_hashes is None or self.input_hashes[0] != ranges:
+            return None
+        return self.input_hashes[1]
+
+    def _wrote_inputs(self, ranges, hashed, sums_before):
+        """Whether the reference's call changed its own inputs: their keyed hashes against
+        `hashed` (one pass), else their checksums against `sums_before`."""
+        if hashed is None:
+            return self._input_sums(ranges) != sums_before
+        key, hash_of = self.input_key, self.comparer.triton.keyed_hash
+        now = [hash_of(as_words(self._own(o, n), self._peer(o, n))[0], key) for o, n in ranges]
+        return bool(torch.stack([a != b for a, b in zip(now, hashed)]).any())
+
     def _input_sums(self, ranges):
         """A position-weighted sum of each of this runner's inputs."""
         return [self.comparer.checksum(self._own(o, n)) for o, n in ranges]
@@ -286,12 +326,12 @@ class Checker:
         pairs = [as_words(self._own(offset, nbytes), self._peer(offset, nbytes))
                  for offset, nbytes in ranges]
         if pairs and all(self.comparer.keyed_usable(own.dtype, own.device) for own, _ in pairs):
-            key = (secrets.randbits(63), secrets.randbits(63) | 1)
+            key = self.comparer.triton.new_key(secrets.randbits(124))
             try:
                 hashes = [self.comparer.triton.keyed_hash(own, key, copy_to=peer)
                           for own, peer in pairs]
                 self.input_key = key
-                return hashes
+                return list(ranges), hashes
             except Exception:  # noqa: BLE001 (a failing launch: compared byte by byte)
                 for own, _ in pairs:
                     self.comparer.keyed_ok[own.device, own.dtype] = False
@@ -403,12 +443,12 @@ class Checker:
             return None
         try:
             flags = []
+            hashed = self._hashes_for([x.byte_range(s.arena_bytes) for x in spec.inputs])
             for i, slot in enumerate(spec.inputs):
                 offset, nbytes = slot.byte_range(s.arena_bytes)
                 peer, own = as_words(self._peer(offset, nbytes), self._own(offset, nbytes))
-                if self.input_hashes is not None:  # the candidate's copy alone, read once
-                    flags.append(comparer.triton.keyed_hash(peer, self.input_key) !=
-                                 self.input_hashes[i])
+                if hashed is not None:  # the candidate's copy alone, read once
+                    flags.append(comparer.triton.keyed_hash(peer, self.input_key) != hashed[i])
                 else:
                     flags.append(comparer.triton.differ(peer, own))
             for k, slot in enumerate(spec.outputs):

@@ -60,12 +60,18 @@ def weighted_sum(raw):
     if raw.storage_offset() % 8:
         raw = raw.clone()  # 64-bit words need an aligned start
     whole = raw.numel() - raw.numel() % 8
-    words = raw[:whole].view(torch.int64)
     total = int(raw[whole:].to(torch.int64).sum())
+    return (total + weighted_words(raw[:whole].view(torch.int64))) & ((1 << 64) - 1)
+
+
+def weighted_words(words):
+    """sum((2i + 1) * w_i) over a 1-D integer tensor's elements, each widened to 64 bits as
+    its type does, mod 2^64: fast_compare.checksum's formula, eagerly and in chunks."""
+    total = 0
     for start in range(0, words.numel(), COMPARE_CHUNK):
-        chunk = words[start:start + COMPARE_CHUNK]
+        chunk = words[start:start + COMPARE_CHUNK].to(torch.int64)
         weights = torch.arange(2 * start + 1, 2 * (start + chunk.numel()), 2,
-                               dtype=torch.int64, device=raw.device)
+                               dtype=torch.int64, device=words.device)
         total += int((chunk * weights).sum())
     return total & ((1 << 64) - 1)
 
@@ -189,15 +195,15 @@ class Comparer:
 
     def checksum_and_constant(self, words):
         """The checksum of a contiguous 1-D integer tensor's elements, and whether there are
-        several, all equal: fast_compare's one pass where Triton serves, else weighted_sum of
-        its bytes and an eager test."""
+        several, all equal: fast_compare's one pass where Triton serves, else the same sum
+        eagerly (weighted_words) and an eager test."""
         if self._triton_module(words.device) is not None:
             try:
                 return self.triton.checksum_and_constant(words)
             except Exception:  # noqa: BLE001 (a failing launch)
                 self.triton = False
         constant = words.numel() > 1 and bool((words == words[0]).all())
-        return weighted_sum(words.view(torch.uint8)), constant
+        return weighted_words(words), constant
 
     def compare(self, expected, actual, rtol, atol):
         """src/eval/compare.cc's CompareOutputs: NaN matches NaN, an infinity itself, a finite

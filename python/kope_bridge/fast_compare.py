@@ -141,7 +141,7 @@ def _mix(x):
     return x
 
 
-@triton.jit
+@triton.jit(do_not_specialize=["k1", "k2"])  # one kernel for every key
 def _keyed_kernel(src_ptr, dst_ptr, partial_ptr, n, k1, k2, COPY: tl.constexpr,
                   BLOCK: tl.constexpr):
     pid = tl.program_id(0)
@@ -157,14 +157,22 @@ def _keyed_kernel(src_ptr, dst_ptr, partial_ptr, n, k1, k2, COPY: tl.constexpr,
     tl.store(partial_ptr + pid, tl.sum(z, axis=0).to(tl.int64, bitcast=True))
 
 
+def new_key(bits):
+    """A key for keyed_hash from 124 random bits: two 63-bit numbers (the kernel takes them as
+    64-bit integers whatever they are), the second odd."""
+    k1, k2 = bits & ((1 << 62) - 1), (bits >> 62) & ((1 << 62) - 1)
+    return k1 | 1 << 62, k2 | 1 << 62 | 1
+
+
 def keyed_hash(words, key, copy_to=None):
-    """sum(mix(w_i ^ (k1 + i * k2))) over a contiguous 1-D integer tensor, wrapping at 64 bits,
-    in one read (and, with `copy_to`, one write of the words there): a 0-d int64 tensor on the
-    tensor's device, not waited for. `key` is (k1, k2), secret 63-bit numbers, k2 odd. Unlike
-    checksum, which a candidate that knows it can balance, a change of the words keeps the hash
-    only by a chance of about 2^-64 when the key is unknown, and a change of one word never
-    does (mix is a bijection). For telling whether a candidate changed its copy of the inputs
-    without reading the reference's inputs again."""
+    """sum(mix(w_i ^ (k1 + i * k2))) over a contiguous 1-D integer tensor (each word widened to
+    64 bits as its type does: signed types by sign, uint8 by zeros), wrapping at 64 bits, in one
+    read (and, with `copy_to`, one write of the words there): a 0-d int64 tensor on the
+    tensor's device, not waited for. `key` is new_key's. Unlike checksum, which a candidate
+    that knows it can balance, a change of the words keeps the hash only by a chance of about
+    2^-64 when the key is unknown, and a change of one word never does (mix is a bijection).
+    For telling whether a candidate changed its copy of the inputs without reading the
+    reference's inputs again, and whether the reference wrote its own."""
     if words.dim() != 1 or words.dtype.is_floating_point or not words.is_contiguous() or (
             copy_to is not None and (copy_to.shape != words.shape or copy_to.dtype != words.dtype
                                      or not copy_to.is_contiguous())):
@@ -178,33 +186,47 @@ def keyed_hash(words, key, copy_to=None):
     return partial.sum()
 
 
-WORD_TOPS = {torch.uint8: 255, torch.int16: 1 << 15, torch.int32: 1 << 31, torch.int64: 1 << 62}
+_M64 = (1 << 64) - 1
+
+
+def mix_term(word, index, key):
+    """One word's term of keyed_hash, in Python: `word` as the tensor holds it (a signed or
+    unsigned integer), `index` its place. For checking the kernel, and for updating a hash when
+    one word changes (the sum wraps: add the new term, subtract the old)."""
+    x = (word & _M64) ^ ((key[0] + index * key[1]) & _M64)
+    x ^= x >> 33
+    x = (x * 0xFF51AFD7ED558CCD) & _M64
+    x ^= x >> 33
+    x = (x * 0xC4CEB9FE1A85EC53) & _M64
+    return x ^ (x >> 33)
+
+
+def as_int64(value):
+    """A 64-bit pattern as the signed number an int64 tensor holds."""
+    value &= _M64
+    return value - (1 << 64) if value >> 63 else value
+
+
+WORD_RANGES = {torch.uint8: (0, 1 << 8), torch.int16: (-(1 << 15), 1 << 15),
+               torch.int32: (-(1 << 31), 1 << 31), torch.int64: (-(1 << 63), (1 << 63) - 1)}
 
 
 def keyed_hash_works(dtype, device):
-    """Whether keyed_hash, as compiled for `device`, tells what it must on crafted words of
-    `dtype`: equal for equal words, different after one word changed (first, middle, the partial
-    last block; low and high bits) and after two swapped, the same when it copies, and the copy
-    exact. Checked once per process, device and word type before CHECK relies on it."""
+    """Whether keyed_hash, as compiled for `device`, computes for words of `dtype` what
+    mix_term says, on crafted words (negative ones and the extremes included, over several
+    blocks and a partial last one), also when it copies them, and copies them exactly. Checked
+    once per process, device and word type before CHECK relies on it."""
     g = torch.Generator(device="cpu")
     g.manual_seed(20261130)
-    key = (0x1234_5678_9ABC_DEF0, 0x0FED_CBA9_8765_4321)
-    w = torch.randint(0, WORD_TOPS[dtype], (3 * BLOCK + 17,), generator=g, dtype=torch.int64)
-    w = w.to(dtype).to(device)
-    base = int(keyed_hash(w, key))
-    if int(keyed_hash(w.clone(), key)) != base:
-        return False
-    for at, bit in ((0, 0), (BLOCK + 3, 7), (w.numel() - 1, 8 * w.element_size() - 2)):
-        changed = w.clone()
-        changed[at] ^= 1 << bit
-        if int(keyed_hash(changed, key)) == base:
-            return False
-    i = int((w[:-1] != w[1:]).nonzero()[0])  # two neighbours that differ, swapped
-    swapped = w.clone()
-    swapped[[i, i + 1]] = w[[i + 1, i]]
+    key = new_key(0x0123_4567_89AB_CDEF_FEDC_BA98_7654_3210)
+    low, high = WORD_RANGES[dtype]
+    w = torch.randint(low, high, (3 * BLOCK + 17,), generator=g, dtype=torch.int64).to(dtype)
+    w[:4] = torch.tensor([low, high - 1, 0, -1 if low < 0 else 1], dtype=torch.int64).to(dtype)
+    expected = as_int64(sum(mix_term(x, i, key) for i, x in enumerate(w.tolist())))
+    w = w.to(device)
     copy = torch.empty_like(w)
-    return int(keyed_hash(swapped, key)) != base and \
-        int(keyed_hash(w, key, copy_to=copy)) == base and torch.equal(copy, w)
+    return int(keyed_hash(w, key)) == expected and \
+        int(keyed_hash(w, key, copy_to=copy)) == expected and torch.equal(copy, w)
 
 
 def crafted_pair(dtype, device, n=3 * BLOCK + 17):

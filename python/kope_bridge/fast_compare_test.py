@@ -106,7 +106,7 @@ class KernelTest(unittest.TestCase):
         for bad in ((w.double(),), (w, torch.zeros(3, dtype=torch.int64))):
             with self.assertRaises(ValueError):
                 fast_compare.keyed_hash(bad[0], key, *bad[1:])
-        for dtype in fast_compare.WORD_TOPS:
+        for dtype in fast_compare.WORD_RANGES:
             self.assertTrue(fast_compare.keyed_hash_works(dtype, torch.device("cpu")))
 
     def test_a_keyed_hash_that_misses_changes_fails_its_check(self):
@@ -121,6 +121,19 @@ class KernelTest(unittest.TestCase):
             self.assertFalse(fast_compare.keyed_hash_works(torch.int64, torch.device("cpu")))
         finally:
             fast_compare.keyed_hash = real
+
+    def test_the_fingerprint_is_the_same_sum_with_and_without_triton(self):
+        words = torch.arange(-3000, 3 * fast_compare.BLOCK, dtype=torch.int32)
+        old = comparison.TRITON_DEVICES
+        try:
+            comparison.TRITON_DEVICES = ("cpu",)
+            with_triton = comparison.Comparer().checksum_and_constant(words)
+            comparison.TRITON_DEVICES = ()
+            without = comparison.Comparer().checksum_and_constant(words)
+        finally:
+            comparison.TRITON_DEVICES = old
+        self.assertEqual(with_triton, without)
+        self.assertEqual(with_triton[0], comparison.weighted_words(words))
 
     def test_the_kernels_compile_for_a_hopper_gpu(self):
         # The interpreter forgives what the compiler may not: compile both kernels for sm_90
@@ -248,23 +261,43 @@ class CheckAtOnceTest(checker_test.ReferenceCallTest):
         c.comparer.triton.keyed_hash, c.comparer.triton.differ = spy("keyed_hash"), spy("differ")
         return calls
 
-    def test_after_a_trials_reference_call_check_hashes_the_candidates_copy_only(self):
+    def test_check_hashes_the_candidates_copy_and_the_reference_is_watched_in_one_pass(self):
         c, server = self.checker(lambda x: [x * 2])
-        c.draw(checker_test.p.Reader(checker_test.draw_payload(91, checker.DRAW_TRIAL)))
-        self.ref_call(c)
         calls = self.spied(c)
+        sums = []
+        input_sums = c._input_sums
+        c._input_sums = lambda ranges: sums.append(1) or input_sums(ranges)
         own_in = server.host[:64].view(torch.float32)
-        self.assertIn('"input": -1', self.findings(c, own_in * 2))
-        self.assertEqual(calls, ["keyed_hash"])
-        c.peer.tensor[:64].view(torch.float32)[9] += 1.0  # the candidate's write
-        self.assertIn('"input": 0', self.findings(c, own_in * 2))
-        # After a perturbation the reference's inputs are read again.
-        c.peer.tensor[:64].view(torch.float32)[9] -= 1.0
-        c.draw(checker_test.p.Reader(checker_test.draw_payload(92, checker.DRAW_PERTURB)))
-        self.ref_call(c)
-        calls.clear()
-        self.assertIn('"input": -1', self.findings(c, own_in * 2))
-        self.assertEqual(calls, ["differ"])
+        peer_byte = c.peer.tensor[36:37]  # a byte of the candidate's element 9
+        for trial in range(2):
+            with self.subTest(trial=trial):
+                c.draw(checker_test.p.Reader(checker_test.draw_payload(91 + trial,
+                                                                       checker.DRAW_TRIAL)))
+                calls.clear()
+                self.ref_call(c)
+                self.assertEqual(calls, ["keyed_hash", "keyed_hash"])  # the copy, after the call
+                calls.clear()
+                self.assertIn('"input": -1', self.findings(c, own_in * 2))
+                self.assertEqual(calls, ["keyed_hash"])  # the candidate's copy alone
+                peer_byte ^= 1  # the candidate's write
+                self.assertIn('"input": 0', self.findings(c, own_in * 2))
+                peer_byte ^= 1
+                # A perturbation updates the hash: CHECK still reads the candidate's copy only.
+                c.draw(checker_test.p.Reader(checker_test.draw_payload(93 + trial,
+                                                                       checker.DRAW_PERTURB)))
+                ranges, hashes = c.input_hashes
+                fresh = fast_compare.keyed_hash(own_in.view(torch.int64), c.input_key)
+                self.assertEqual(int(hashes[0]), int(fresh))
+                calls.clear()
+                self.ref_call(c)
+                self.assertEqual(calls, ["keyed_hash"])  # after the call
+                calls.clear()
+                self.assertIn('"input": -1', self.findings(c, own_in * 2))
+                self.assertEqual(calls, ["keyed_hash"])
+                peer_byte ^= 1
+                self.assertIn('"input": 0', self.findings(c, own_in * 2))
+                peer_byte ^= 1
+        self.assertEqual(sums, [])  # no checksum passes where the hash serves
 
     def test_a_keyed_hash_that_failed_its_check_is_not_used(self):
         c, server = self.checker(lambda x: [x * 2])
