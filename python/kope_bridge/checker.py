@@ -52,14 +52,13 @@ class Checker:
         self.ungiven = None
         self.expected = None  # the last REF_CALL's outputs, flat, on the reference's device
         # Keyed hashes of the reference's inputs as the candidate must have them (fast_compare.
-        # keyed_hash under input_key, secret and fresh for each trial), with the byte ranges
+        # keyed_hash under a key secret and fresh for each trial), with the byte ranges
         # they cover: made while a trial's REF_CALL copies them to the candidate, brought up to
         # date by a perturbation. REF_CALL tells the reference's own in-place writes by them
         # (one pass after its call), CHECK the candidate's (one pass over its copy). None
         # where the hash does not serve: checksums before and after the call, and CHECK
         # compares the two copies.
-        self.input_key = None
-        self.input_hashes = None  # (ranges, [0-d int64 tensors])
+        self.input_hashes = None  # ranges, values (0-d int64 tensors), key, hasher (the module)
 
     # -- SHARE -------------------------------------------------------------------------------
     def share(self, r):
@@ -210,32 +209,39 @@ class Checker:
     def _rehash(self, spec, changed):
         """Brings input_hashes up to date with a perturbation of the reference's inputs: each
         changed word's term out, its new one in (fast_compare.mix_term), from the words' bytes
-        before and after. Drops them where they do not cover this call's inputs."""
-        if self.input_hashes is None:
+        before and after. Drops them where they do not cover this call's inputs, or on any
+        failure (REF_CALL then checksums, CHECK compares both copies)."""
+        h = self.input_hashes
+        if h is None:
             return
-        ranges, hashes = self.input_hashes
-        if ranges != [x.byte_range(self.server.arena_bytes) for x in spec.inputs]:
-            self.input_hashes = None
+        self.input_hashes = None
+        if h.ranges != [x.byte_range(self.server.arena_bytes) for x in spec.inputs]:
             return
-        for at, size, old in changed:
-            i = next(k for k, (o, n) in enumerate(ranges) if o <= at < o + n)
-            offset, nbytes = ranges[i]
-            words = as_words(self._own(offset, nbytes), self._peer(offset, nbytes))[0]
-            width = words.element_size()
-            first, last = (at - offset) // width, (at + size - 1 - offset) // width
-            after = bytes(words[first:last + 1].view(torch.uint8).cpu().tolist())
-            before = bytearray(after)
-            start = at - offset - first * width
-            before[start:start + size] = bytes(old.view(torch.uint8).cpu().tolist())
-            signed = words.dtype != torch.uint8
-            total = int(hashes[i])
-            for q in range(last - first + 1):
-                new_word, old_word = (int.from_bytes(b[q * width:(q + 1) * width], "little",
-                                                     signed=signed) for b in (after, before))
-                total += self.comparer.triton.mix_term(new_word, first + q, self.input_key) - \
-                    self.comparer.triton.mix_term(old_word, first + q, self.input_key)
-            hashes[i] = torch.tensor(self.comparer.triton.as_int64(total), dtype=torch.int64,
-                                     device=hashes[i].device)
+        try:
+            values = list(h.values)
+            for at, size, old in changed:
+                i = next(k for k, (o, n) in enumerate(h.ranges) if o <= at < o + n)
+                offset, nbytes = h.ranges[i]
+                words = as_words(self._own(offset, nbytes), self._peer(offset, nbytes))[0]
+                width = words.element_size()
+                first, last = (at - offset) // width, (at + size - 1 - offset) // width
+                after = bytes(words[first:last + 1].view(torch.uint8).cpu().tolist())
+                before = bytearray(after)
+                start = at - offset - first * width
+                before[start:start + size] = bytes(old.view(torch.uint8).cpu().tolist())
+                signed = words.dtype != torch.uint8
+                total = int(values[i])
+                for q in range(last - first + 1):
+                    new_word, old_word = (int.from_bytes(b[q * width:(q + 1) * width], "little",
+                                                         signed=signed) for b in (after, before))
+                    total += h.hasher.mix_term(new_word, first + q, h.key) - \
+                        h.hasher.mix_term(old_word, first + q, h.key)
+                values[i] = torch.tensor(h.hasher.as_int64(total), dtype=torch.int64,
+                                         device=values[i].device)
+        except Exception:  # noqa: BLE001 (the hash is dropped, never trusted half-updated)
+            return
+        h.values = values
+        self.input_hashes = h
 
     # -- REF_CALL ----------------------------------------------------------------------------
     def reference_call(self, r):
@@ -298,19 +304,24 @@ class Checker:
         return kept
 
     def _hashes_for(self, ranges):
-        """input_hashes' tensors where they cover these byte ranges, else None."""
-        if self.input_hashes is None or self.input_hashes[0] != ranges:
+        """input_hashes where they cover these byte ranges, else None."""
+        if self.input_hashes is None or self.input_hashes.ranges != ranges:
             return None
-        return self.input_hashes[1]
+        return self.input_hashes
 
     def _wrote_inputs(self, ranges, hashed, sums_before):
         """Whether the reference's call changed its own inputs: their keyed hashes against
-        `hashed` (one pass), else their checksums against `sums_before`."""
+        `hashed` (one pass), else their checksums against `sums_before`. A hash that fails is
+        dropped and the answer is yes (drawing the inputs again is always right)."""
         if hashed is None:
             return self._input_sums(ranges) != sums_before
-        key, hash_of = self.input_key, self.comparer.triton.keyed_hash
-        now = [hash_of(as_words(self._own(o, n), self._peer(o, n))[0], key) for o, n in ranges]
-        return bool(torch.stack([a != b for a, b in zip(now, hashed)]).any())
+        try:
+            now = [hashed.hasher.keyed_hash(as_words(self._own(o, n), self._peer(o, n))[0],
+                                            hashed.key) for o, n in ranges]
+            return bool(torch.stack([a != b for a, b in zip(now, hashed.values)]).any())
+        except Exception:  # noqa: BLE001 (a failing launch)
+            self.input_hashes = None
+            return True
 
     def _input_sums(self, ranges):
         """A position-weighted sum of each of this runner's inputs."""
@@ -325,13 +336,16 @@ class Checker:
         fresh key); None, the inputs given all the same, where the hash does not serve."""
         pairs = [as_words(self._own(offset, nbytes), self._peer(offset, nbytes))
                  for offset, nbytes in ranges]
-        if pairs and all(self.comparer.keyed_usable(own.dtype, own.device) for own, _ in pairs):
-            key = self.comparer.triton.new_key(secrets.randbits(124))
+        spans = sorted(r for r in ranges if r[1])
+        apart = all(a[0] + a[1] <= b[0] for a, b in zip(spans, spans[1:]))  # a word, one input
+        if pairs and apart and all(self.comparer.keyed_usable(own.dtype, own.device)
+                                   for own, _ in pairs):
+            hasher = self.comparer.triton
+            key = hasher.new_key(secrets.randbits(124))
             try:
-                hashes = [self.comparer.triton.keyed_hash(own, key, copy_to=peer)
-                          for own, peer in pairs]
-                self.input_key = key
-                return list(ranges), hashes
+                values = [hasher.keyed_hash(own, key, copy_to=peer) for own, peer in pairs]
+                return types.SimpleNamespace(ranges=list(ranges), values=values, key=key,
+                                             hasher=hasher)
             except Exception:  # noqa: BLE001 (a failing launch: compared byte by byte)
                 for own, _ in pairs:
                     self.comparer.keyed_ok[own.device, own.dtype] = False
@@ -448,7 +462,7 @@ class Checker:
                 offset, nbytes = slot.byte_range(s.arena_bytes)
                 peer, own = as_words(self._peer(offset, nbytes), self._own(offset, nbytes))
                 if hashed is not None:  # the candidate's copy alone, read once
-                    flags.append(comparer.triton.keyed_hash(peer, self.input_key) != hashed[i])
+                    flags.append(hashed.hasher.keyed_hash(peer, hashed.key) != hashed.values[i])
                 else:
                     flags.append(comparer.triton.differ(peer, own))
             for k, slot in enumerate(spec.outputs):

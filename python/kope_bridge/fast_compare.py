@@ -158,8 +158,8 @@ def _keyed_kernel(src_ptr, dst_ptr, partial_ptr, n, k1, k2, COPY: tl.constexpr,
 
 
 def new_key(bits):
-    """A key for keyed_hash from 124 random bits: two 63-bit numbers (the kernel takes them as
-    64-bit integers whatever they are), the second odd."""
+    """A key for keyed_hash from 124 random bits (62 for each number): two numbers of 63 bits,
+    the top one set so that the kernel always takes them as 64-bit integers, the second odd."""
     k1, k2 = bits & ((1 << 62) - 1), (bits >> 62) & ((1 << 62) - 1)
     return k1 | 1 << 62, k2 | 1 << 62 | 1
 
@@ -169,8 +169,9 @@ def keyed_hash(words, key, copy_to=None):
     64 bits as its type does: signed types by sign, uint8 by zeros), wrapping at 64 bits, in one
     read (and, with `copy_to`, one write of the words there): a 0-d int64 tensor on the
     tensor's device, not waited for. `key` is new_key's. Unlike checksum, which a candidate
-    that knows it can balance, a change of the words keeps the hash only by a chance of about
-    2^-64 when the key is unknown, and a change of one word never does (mix is a bijection).
+    that knows it can balance, a change of one word never keeps the hash (mix is a bijection),
+    and without the key a change of several keeps it only by chance (docs/EVALUATION.md: about
+    2^-64 for most, about 2^-(63-m) for a swap of two words 2^m apart).
     For telling whether a candidate changed its copy of the inputs without reading the
     reference's inputs again, and whether the reference wrote its own."""
     if words.dim() != 1 or words.dtype.is_floating_point or not words.is_contiguous() or (
@@ -207,8 +208,8 @@ def as_int64(value):
     return value - (1 << 64) if value >> 63 else value
 
 
-WORD_RANGES = {torch.uint8: (0, 1 << 8), torch.int16: (-(1 << 15), 1 << 15),
-               torch.int32: (-(1 << 31), 1 << 31), torch.int64: (-(1 << 63), (1 << 63) - 1)}
+WORD_RANGES = {t: (torch.iinfo(t).min, torch.iinfo(t).max)  # inclusive
+               for t in (torch.uint8, torch.int16, torch.int32, torch.int64)}
 
 
 def keyed_hash_works(dtype, device):
@@ -221,7 +222,7 @@ def keyed_hash_works(dtype, device):
     key = new_key(0x0123_4567_89AB_CDEF_FEDC_BA98_7654_3210)
     low, high = WORD_RANGES[dtype]
     w = torch.randint(low, high, (3 * BLOCK + 17,), generator=g, dtype=torch.int64).to(dtype)
-    w[:4] = torch.tensor([low, high - 1, 0, -1 if low < 0 else 1], dtype=torch.int64).to(dtype)
+    w[:4] = torch.tensor([low, high, 0, -1 if low < 0 else 1], dtype=torch.int64).to(dtype)
     expected = as_int64(sum(mix_term(x, i, key) for i, x in enumerate(w.tolist())))
     w = w.to(device)
     copy = torch.empty_like(w)

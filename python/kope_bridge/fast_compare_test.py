@@ -5,6 +5,7 @@ import importlib
 import json
 import os
 import subprocess
+import struct
 import sys
 import types
 import unittest
@@ -16,6 +17,8 @@ import torch  # noqa: E402
 from . import checker  # noqa: E402
 from . import checker_test  # noqa: E402
 from . import comparison  # noqa: E402
+from . import kernels  # noqa: E402
+from . import serve  # noqa: E402
 
 try:
     if "kope_bridge.fast_compare" in sys.modules:
@@ -285,9 +288,8 @@ class CheckAtOnceTest(checker_test.ReferenceCallTest):
                 # A perturbation updates the hash: CHECK still reads the candidate's copy only.
                 c.draw(checker_test.p.Reader(checker_test.draw_payload(93 + trial,
                                                                        checker.DRAW_PERTURB)))
-                ranges, hashes = c.input_hashes
-                fresh = fast_compare.keyed_hash(own_in.view(torch.int64), c.input_key)
-                self.assertEqual(int(hashes[0]), int(fresh))
+                fresh = fast_compare.keyed_hash(own_in.view(torch.int64), c.input_hashes.key)
+                self.assertEqual(int(c.input_hashes.values[0]), int(fresh))
                 calls.clear()
                 self.ref_call(c)
                 self.assertEqual(calls, ["keyed_hash"])  # after the call
@@ -298,6 +300,25 @@ class CheckAtOnceTest(checker_test.ReferenceCallTest):
                 self.assertIn('"input": 0', self.findings(c, own_in * 2))
                 peer_byte ^= 1
         self.assertEqual(sums, [])  # no checksum passes where the hash serves
+
+    def test_a_hash_that_fails_during_a_trial_gives_way_to_the_comparison(self):
+        c, server = self.checker(lambda x: [x * 2])
+        own_in = server.host[:64].view(torch.float32)
+        c.draw(checker_test.p.Reader(checker_test.draw_payload(97, checker.DRAW_TRIAL)))
+        self.ref_call(c)
+
+        def broken(*args, **kwargs):
+            raise RuntimeError("the launch failed")
+
+        c.input_hashes.hasher = types.SimpleNamespace(keyed_hash=broken, mix_term=broken,
+                                                      as_int64=broken)
+        c.comparer.triton = False  # as after any failing launch
+        c.draw(checker_test.p.Reader(checker_test.draw_payload(98, checker.DRAW_PERTURB)))
+        self.assertIsNone(c.input_hashes)  # dropped, not half-updated
+        self.ref_call(c)
+        self.assertIn('"input": -1', self.findings(c, own_in * 2))
+        c.peer.tensor[5] ^= 1
+        self.assertIn('"input": 0', self.findings(c, own_in * 2))
 
     def test_a_keyed_hash_that_failed_its_check_is_not_used(self):
         c, server = self.checker(lambda x: [x * 2])
@@ -386,6 +407,106 @@ class CheckAtOnceTest(checker_test.ReferenceCallTest):
         self.assertNotEqual(fast_compare.checksum(changed), base)
         self.assertNotEqual(fast_compare.checksum(swapped), base)
         self.assertEqual(fast_compare.checksum(w.clone()), base)
+
+
+# (protocol dtype code, elements, byte offset): inputs read as words of 2, 4 and 8 bytes, an
+# empty one, an integer one with negative values; the output at OUT.
+MIXED = [(2, 7, 0), (4, 5, 16), (0, 0, 40), (1, 4, 40), (3, 3, 72), (0, 3, 80)]
+OUT = (0, 4, 128)
+
+
+def mixed_spec():
+    spec = struct.pack("=II", len(MIXED), 1)
+    for dtype, n, offset in MIXED + [OUT]:
+        spec += struct.pack("=iIqIQ", dtype, 1, n, 0, offset)
+    return spec
+
+
+def mixed_draw(seed, mode):
+    dists = b"".join(
+        struct.pack("=B6di", 1, 0.0, 1.0, -1e5, 1e5, -6.0, 6.0, 0) if dtype == 4 else
+        struct.pack("=B6di", 0, 0.0, 1.0, 0.0, 1.0, -6.0, 6.0, 0) for dtype, _, _ in MIXED)
+    return checker_test.p.Reader(mixed_spec() + struct.pack("=QB", seed, mode) + dists)
+
+
+@unittest.skipIf(fast_compare is None, "Triton is not installed")
+class MixedInputsHashTest(unittest.TestCase):
+    """The keyed hashes of inputs of several word widths stay those of the reference's inputs
+    through perturbations (several before one REF_CALL) and in-place writes, and CHECK finds a
+    change of any input's last byte."""
+
+    def setUp(self):
+        self.old = comparison.TRITON_DEVICES
+        comparison.TRITON_DEVICES = ("cpu",)
+
+    def tearDown(self):
+        comparison.TRITON_DEVICES = self.old
+
+    def run_trials(self, forward):
+        c, server = checker_test.runner_with_arena(shared=True)
+        server.kernel = types.SimpleNamespace(
+            timed=lambda inputs, flush, host: (1000, forward(inputs), 0),
+            checked=kernels.TorchKernel.checked)
+        server.host_address = 0
+        server.view = lambda base, slot: serve.Server.view(server, base, slot)
+        server.tensors = lambda spec: serve.Server.tensors(server, spec)
+        ref_call = lambda: c.reference_call(  # noqa: E731
+            checker_test.p.Reader(mixed_spec() + struct.pack("=B", 0)))
+
+        def hashes_hold():
+            h = c.input_hashes
+            self.assertIsNotNone(h)
+            for (offset, nbytes), value in zip(h.ranges, h.values):
+                words = comparison.as_words(server.host[offset:offset + nbytes],
+                                            c.peer.tensor[offset:offset + nbytes])[0]
+                self.assertEqual(int(value), int(fast_compare.keyed_hash(words, h.key)))
+
+        def found():
+            guard = bytes(range(16))
+            c.poison(checker_test.p.Reader(
+                struct.pack("=I", 16) + guard + struct.pack("=IQQ", 1, 128, 16) +
+                struct.pack("=I", 4) + struct.pack("=i", -1)))
+            c.peer.tensor[128:144].view(torch.float32).copy_(c.expected[0])
+            reply = checker_test.p.Reader(c.check(checker_test.p.Reader(
+                mixed_spec() + struct.pack("=dd", 1e-5, 1e-6))))
+            reply.take("=IiQQI")
+            return json.loads(reply.string())["input"]
+
+        widths = set()
+        for trial in range(3):
+            c.draw(mixed_draw(100 + trial, checker.DRAW_TRIAL))
+            ref_call()
+            hashes_hold()
+            self.assertEqual(found(), -1)
+            for k in range(3):
+                c.draw(mixed_draw(200 + 10 * trial + k, checker.DRAW_PERTURB))
+                hashes_hold()
+            ref_call()
+            hashes_hold()
+            self.assertEqual(found(), -1)
+            for i, (offset, nbytes) in enumerate(c.input_hashes.ranges):
+                widths.add(comparison.as_words(server.host[offset:offset + nbytes],
+                                               c.peer.tensor[offset:offset + nbytes])[0].dtype)
+                if nbytes:
+                    c.peer.tensor[offset + nbytes - 1] ^= 0x80
+                    self.assertEqual(found(), i)
+                    c.peer.tensor[offset + nbytes - 1] ^= 0x80
+        self.assertTrue({torch.int16, torch.int32, torch.int64} <= widths, widths)
+
+    @staticmethod
+    def sums(inputs):
+        return [torch.stack([inputs[0].float().sum(), inputs[1].float().sum(),
+                             inputs[3].float().sum(), inputs[5].sum()])]
+
+    def test_a_reference_that_leaves_its_inputs(self):
+        self.run_trials(self.sums)
+
+    def test_a_reference_that_writes_them(self):
+        def writes(inputs):
+            inputs[1].neg_()
+            inputs[0].abs_()
+            return self.sums(inputs)
+        self.run_trials(writes)
 
 
 def findings_of(summary):
