@@ -1,7 +1,9 @@
 // KernelBench-format problems through the Python bridge: each problem in
 // src/torch_bridge/testdata/problems is imported once (ImportKernelBenchProblem), the generated
 // task is checked, and every candidate in testdata/cases.toml, native (.cc) or ModelNew (.py),
-// must get its expected verdict. Skips when there is no bridge (scripts/setup makes .venv).
+// must get its expected verdict; the ModelNew cases again on the CUDA backend where there is a GPU
+// (checked in the reference runner on the device: shared device memory, Triton's tests). Skips
+// when there is no bridge (scripts/setup makes .venv).
 #include "kope/torch_bridge/bridge.h"
 
 #include <gtest/gtest.h>
@@ -22,6 +24,9 @@
 #include <vector>
 
 #include "kope/backend/cpu/cpu_backend.h"
+#if KOPE_TEST_CUDA
+#include "kope/backend/cuda/cuda_backend.h"
+#endif
 #include "kope/eval/evaluator.h"
 #include "kope/eval/runner_pool.h"
 
@@ -238,6 +243,7 @@ struct Case {
   bool slow = false;      // runs only with KOPE_SLOW_TESTS set
   bool compiled = false;  // also time torch.compile of the problem (seconds: it compiles)
   std::string skip;
+  std::string cuda_skip;  // why the case does not apply on a GPU; empty where it does
 };
 
 void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
@@ -257,6 +263,7 @@ std::vector<Case> LoadCases() {
     c.slow = t["slow"].value_or(false);
     c.compiled = t["compiled"].value_or(false);
     c.skip = t["skip"].value_or(std::string());
+    c.cuda_skip = t["cuda"].value_or(std::string());
     c.name = c.candidate.filename().string() + (c.ops.empty() ? "" : "_ops_" + c.ops);
     if (c.candidate.stem().string().rfind(c.problem, 0) != 0) c.name = c.problem + "_" + c.name;
     for (char& ch : c.name) {
@@ -302,14 +309,8 @@ class TorchBridgeCase : public ::testing::TestWithParam<Case> {
   }
 };
 
-TEST_P(TorchBridgeCase, GetsItsVerdict) {
-  const Case& c = GetParam();
-  if (!c.skip.empty()) GTEST_SKIP() << c.skip;
-  if (c.slow && std::getenv("KOPE_SLOW_TESTS") == nullptr) {
-    GTEST_SKIP() << "slow case: set KOPE_SLOW_TESTS=1 to run it";
-  }
-  KOPE_REQUIRE_BRIDGE();
-  ASSERT_NE(backend(), nullptr);
+// Evaluates the case's candidate on `backend` and checks what the manifest expects.
+void ExpectVerdict(const Case& c, Backend& backend) {
   Result<Task> task = ImportedTask(c.problem, c.ops);
   ASSERT_TRUE(task.ok()) << task.status().ToString();
   EvalOptions options;
@@ -325,7 +326,7 @@ TEST_P(TorchBridgeCase, GetsItsVerdict) {
   options.torch_compile_reference = c.compiled;
   std::string trail;  // the evaluation's progress, shown when the verdict is not the expected one
   options.progress = [&trail](std::string_view line) { trail.append(line).append("\n"); };
-  Evaluator evaluator(*backend(), options);
+  Evaluator evaluator(backend, options);
   Result<Outcome> outcome =
       evaluator.Evaluate(*task, ReadAll(c.candidate), c.candidate.filename().string());
   ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
@@ -362,6 +363,45 @@ TEST_P(TorchBridgeCase, GetsItsVerdict) {
     EXPECT_FALSE(outcome->compiled_time.has_value());
   }
 }
+
+TEST_P(TorchBridgeCase, GetsItsVerdict) {
+  const Case& c = GetParam();
+  if (!c.skip.empty()) GTEST_SKIP() << c.skip;
+  if (c.slow && std::getenv("KOPE_SLOW_TESTS") == nullptr) {
+    GTEST_SKIP() << "slow case: set KOPE_SLOW_TESTS=1 to run it";
+  }
+  KOPE_REQUIRE_BRIDGE();
+  ASSERT_NE(backend(), nullptr);
+  ExpectVerdict(c, *backend());
+}
+
+#if KOPE_TEST_CUDA
+// The ModelNew cases on the GPU: the same verdicts, with the candidate checked on the device.
+class TorchBridgeCudaCase : public ::testing::TestWithParam<Case> {
+ protected:
+  static Backend* backend() {
+    static Backend* backend = []() -> Backend* {
+      if (!CudaDevicePresent()) return nullptr;
+      CudaBackendOptions options;
+      options.cache_dir = fs::path(KOPE_BINARY_DIR) / "test-cache";
+      auto created = CreateCudaBackend(options);
+      return created.ok() ? std::move(created).value().release() : nullptr;
+    }();
+    return backend;
+  }
+};
+
+TEST_P(TorchBridgeCudaCase, GetsItsVerdictOnTheGpu) {
+  const Case& c = GetParam();
+  if (!c.skip.empty()) GTEST_SKIP() << c.skip;
+  if (c.candidate.extension() != ".py") GTEST_SKIP() << "a native candidate here runs on the CPU";
+  if (!c.cuda_skip.empty()) GTEST_SKIP() << c.cuda_skip;
+  if (!CudaDevicePresent()) GTEST_SKIP() << "no CUDA GPU here";
+  KOPE_REQUIRE_BRIDGE();
+  ASSERT_NE(backend(), nullptr) << "a GPU, but no CUDA backend";
+  ExpectVerdict(c, *backend());
+}
+#endif  // KOPE_TEST_CUDA
 
 // Candidates of one problem through one runner pool, as an optimization episode or a suite
 // evaluates them: the problem's runner is kept, each candidate's runner is a spare started
@@ -410,10 +450,14 @@ TEST_F(TorchBridgeCase, AProblemWhoseOutputIsConstantIsRefused) {
   EXPECT_NE(o.status().message().find("is constant"), std::string::npos) << o.status().ToString();
 }
 
-INSTANTIATE_TEST_SUITE_P(Cases, TorchBridgeCase, ::testing::ValuesIn(LoadCases()),
-                         [](const ::testing::TestParamInfo<Case>& param_info) {
-                           return param_info.param.name;
-                         });
+std::string CaseName(const ::testing::TestParamInfo<Case>& param_info) {
+  return param_info.param.name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, TorchBridgeCase, ::testing::ValuesIn(LoadCases()), CaseName);
+#if KOPE_TEST_CUDA
+INSTANTIATE_TEST_SUITE_P(Cases, TorchBridgeCudaCase, ::testing::ValuesIn(LoadCases()), CaseName);
+#endif
 
 }  // namespace
 }  // namespace kope
