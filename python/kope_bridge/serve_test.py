@@ -1,5 +1,8 @@
 """Tests of the bridge's server helpers that need no runner. Run by ctest:
 python3 -m unittest kope_bridge.serve_test."""
+import os
+import subprocess
+import sys
 import unittest
 import weakref
 from unittest import mock
@@ -27,6 +30,23 @@ class DescribeErrorTest(unittest.TestCase):
                 raise torch.OutOfMemoryError("CUDA out of memory")
             except torch.OutOfMemoryError as e:
                 self.assertNotIn("GiB", serve.describe_error(e))
+
+
+class WarmUpTest(unittest.TestCase):
+    def test_a_task_runner_imports_what_torch_compile_needs_before_its_load(self):
+        # In a fresh interpreter: what the torch.compile runner's LOAD imports is there after
+        # the warm-up, and nothing has been compiled.
+        code = ("import sys, torch\n"
+                "from kope_bridge import serve\n"
+                "serve.warm_up(torch, 'cpu', compiler=False)\n"
+                "print('inductor' if 'torch._inductor.compile_fx' in sys.modules else 'none')\n"
+                "serve.warm_up(torch, 'cpu', compiler=True)\n"
+                "print('inductor' if 'torch._inductor.compile_fx' in sys.modules else 'none')\n")
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                              timeout=300,
+                              cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        self.assertEqual(done.returncode, 0, done.stderr[-2000:])
+        self.assertEqual(done.stdout.split(), ["none", "inductor"])
 
 
 class TimedCallsTest(unittest.TestCase):
