@@ -48,6 +48,10 @@ class WarmUpTest(unittest.TestCase):
         self.assertEqual(done.returncode, 0, done.stderr[-2000:])
         self.assertEqual(done.stdout.split(), ["none", "inductor"])
 
+    def test_a_warm_up_without_torch_compile_is_not_an_error(self):
+        with mock.patch.object(torch, "compile", side_effect=RuntimeError("not on this Python")):
+            serve.warm_up(torch, "cpu", compiler=True)
+
 
 class TimedCallsTest(unittest.TestCase):
     def test_each_call_runs_after_the_previous_calls_results_are_gone(self):
