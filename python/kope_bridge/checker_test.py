@@ -275,6 +275,34 @@ def draw_payload(seed, mode, n=16, out_offset=64):
     return spec_payload(n, out_offset) + struct.pack("=QB", seed, mode) + dist
 
 
+def reference_runner(forward):
+    """A checker on a host arena whose reference is `forward` (all the call's inputs -> its
+    outputs)."""
+    c, server = runner_with_arena(shared=True)
+    server.kernel = types.SimpleNamespace(
+        timed=lambda inputs, flush, host: (1000, forward(inputs), 0),
+        checked=kernels.TorchKernel.checked)
+    server.host_address = 0
+    server.view = lambda base, slot: serve.Server.view(server, base, slot)
+    server.tensors = lambda spec: serve.Server.tensors(server, spec)
+    return c, server
+
+
+def check_summary(c, spec, out_offset, candidate_output, tamper=None):
+    """CHECK's summary (JSON) of the call `spec` after POISON, the candidate's write of
+    `candidate_output` (float32) at out_offset, and `tamper`."""
+    guard = bytes(range(16))
+    nbytes = 4 * candidate_output.numel()
+    c.poison(p.Reader(struct.pack("=I", 16) + guard + struct.pack("=IQQ", 1, out_offset, nbytes) +
+                      struct.pack("=I", 4) + struct.pack("=i", -1)))
+    c.peer.tensor[out_offset:out_offset + nbytes].view(torch.float32).copy_(candidate_output)
+    if tamper is not None:
+        tamper(c)
+    reply = p.Reader(c.check(p.Reader(spec + struct.pack("=dd", 1e-5, 1e-6))))
+    reply.take("=IiQQI")  # status, rc, flushed and copied bytes, no timings
+    return reply.string()
+
+
 def runner_with_arena(nbytes=256, shared=False):
     """A checker whose runner has a host arena (no GPU), and memory it shares when asked."""
     server = types.SimpleNamespace(torch=torch, device="cpu", mirror=None,
@@ -339,14 +367,7 @@ class ReferenceCallTest(unittest.TestCase):
     """DRAW, REF_CALL, POISON and CHECK on a host arena, the reference's forward a fake."""
 
     def checker(self, forward):
-        c, server = runner_with_arena(shared=True)
-        server.kernel = types.SimpleNamespace(
-            timed=lambda inputs, flush, host: (1000, forward(inputs[0]), 0),
-            checked=kernels.TorchKernel.checked)
-        server.host_address = 0
-        server.view = lambda base, slot: serve.Server.view(server, base, slot)
-        server.tensors = lambda spec: serve.Server.tensors(server, spec)
-        return c, server
+        return reference_runner(lambda inputs: forward(inputs[0]))
 
     @staticmethod
     def ref_call(c):
@@ -472,15 +493,7 @@ class ReferenceCallTest(unittest.TestCase):
 
     def findings(self, c, candidate_output, tamper=None):
         """CHECK's summary after the candidate wrote `candidate_output` (and `tamper` ran)."""
-        guard = bytes(range(16))
-        c.poison(p.Reader(struct.pack("=I", 16) + guard + struct.pack("=IQQ", 1, 64, 64) +
-                          struct.pack("=I", 4) + struct.pack("=i", -1)))
-        c.peer.tensor[64:128].view(torch.float32).copy_(candidate_output)
-        if tamper is not None:
-            tamper(c)
-        reply = p.Reader(c.check(p.Reader(spec_payload() + struct.pack("=dd", 1e-5, 1e-6))))
-        reply.take("=IiQQI")  # status, rc, flushed and copied bytes, no timings
-        return reply.string()  # the summary, JSON
+        return check_summary(c, spec_payload(), 64, candidate_output, tamper)
 
     def test_same_bytes_at_every_alignment(self):
         a = torch.arange(64, dtype=torch.uint8)

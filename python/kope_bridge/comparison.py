@@ -84,8 +84,8 @@ class Comparer:
         self.fast = None  # torch.compile's fused fast test of compare()
         self.triton = None  # fast_compare once imported, False once it failed
         self.triton_ok = {}  # dtype -> whether fast_compare agreed with the eager test
-        self.keyed_ok = {}  # (device, word dtype) -> whether fast_compare.keyed_hash
-        # passed its check there
+        # (device, word dtype) -> whether fast_compare.keyed_hash passed its check there
+        self.keyed_ok = {}
         self._bounds = {}
 
     def failing_fast_test(self, expected, actual, rtol, atol):

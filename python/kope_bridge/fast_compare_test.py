@@ -17,8 +17,6 @@ import torch  # noqa: E402
 from . import checker  # noqa: E402
 from . import checker_test  # noqa: E402
 from . import comparison  # noqa: E402
-from . import kernels  # noqa: E402
-from . import serve  # noqa: E402
 
 try:
     if "kope_bridge.fast_compare" in sys.modules:
@@ -443,13 +441,7 @@ class MixedInputsHashTest(unittest.TestCase):
         comparison.TRITON_DEVICES = self.old
 
     def run_trials(self, forward):
-        c, server = checker_test.runner_with_arena(shared=True)
-        server.kernel = types.SimpleNamespace(
-            timed=lambda inputs, flush, host: (1000, forward(inputs), 0),
-            checked=kernels.TorchKernel.checked)
-        server.host_address = 0
-        server.view = lambda base, slot: serve.Server.view(server, base, slot)
-        server.tensors = lambda spec: serve.Server.tensors(server, spec)
+        c, server = checker_test.reference_runner(forward)
         ref_call = lambda: c.reference_call(  # noqa: E731
             checker_test.p.Reader(mixed_spec() + struct.pack("=B", 0)))
 
@@ -462,15 +454,8 @@ class MixedInputsHashTest(unittest.TestCase):
                 self.assertEqual(int(value), int(fast_compare.keyed_hash(words, h.key)))
 
         def found():
-            guard = bytes(range(16))
-            c.poison(checker_test.p.Reader(
-                struct.pack("=I", 16) + guard + struct.pack("=IQQ", 1, 128, 16) +
-                struct.pack("=I", 4) + struct.pack("=i", -1)))
-            c.peer.tensor[128:144].view(torch.float32).copy_(c.expected[0])
-            reply = checker_test.p.Reader(c.check(checker_test.p.Reader(
-                mixed_spec() + struct.pack("=dd", 1e-5, 1e-6))))
-            reply.take("=IiQQI")
-            return json.loads(reply.string())["input"]
+            summary = checker_test.check_summary(c, mixed_spec(), OUT[2], c.expected[0])
+            return json.loads(summary)["input"]
 
         widths = set()
         for trial in range(3):
