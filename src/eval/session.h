@@ -40,6 +40,11 @@ struct EvalSession {
   // with its own and answers a summary; it draws the inputs too, from the parent's secret seed.
   // Otherwise both arenas are the parent's, which draws and compares itself.
   bool check_in_reference = false;
+  // Whether the shared arena's outputs and guards were poisoned since PrepareShared. A bridge
+  // candidate's runner copies its forward's results whole into the outputs on every verified
+  // call (python/kope_bridge/kernels.py, TorchKernel.store), so poison written before a later
+  // call could never show through: it is written once per shared arena, for the guards.
+  bool shared_outputs_poisoned = false;
   struct OutputSummary {
     bool constant = false;
     uint64_t hash = 0;

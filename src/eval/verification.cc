@@ -215,7 +215,7 @@ Result<bool> EvalSession::CheckCandidateCall(const ArenaLayout& layout, const Si
     KOPE_ASSIGN_OR_RETURN(Tolerance tol, ResolveTolerance(task.tolerance, out.dtype, set));
     tolerances.push_back(tol);
   }
-  if (check_in_reference) {
+  if (check_in_reference && !shared_outputs_poisoned) {
     std::vector<Runner::PoisonSpan> spans;
     for (size_t o = 0; o < layout.outputs.size(); ++o) {
       spans.push_back({{layout.output_offsets[o], layout.outputs[o].bytes},
@@ -225,7 +225,8 @@ Result<bool> EvalSession::CheckCandidateCall(const ArenaLayout& layout, const Si
         CallOutcome poisoned,
         reference->Poison(spans, GuardBytes(ArenaLayout::kGuardBytes), CheckerTimeout()));
     if (!poisoned.ok()) return Status::Internal("the reference runner failed: " + poisoned.detail);
-  } else {
+    shared_outputs_poisoned = true;
+  } else if (!check_in_reference) {
     for (size_t o = 0; o < layout.outputs.size(); ++o) {
       FillPoison(candidate->output(o), layout.outputs[o].dtype, layout.outputs[o].count, poison);
       FillGuard(candidate->output(o) + layout.outputs[o].bytes, ArenaLayout::kGuardBytes);
@@ -300,6 +301,7 @@ Result<bool> EvalSession::CheckCandidateCall(const ArenaLayout& layout, const Si
 
 Result<CallOutcome> EvalSession::PrepareShared(const ArenaLayout& layout) {
   const double timeout = options.call_timeout_seconds;
+  shared_outputs_poisoned = false;
   int fd = -1;
   KOPE_ASSIGN_OR_RETURN(CallOutcome shared,
                         reference->ShareArena(*candidate, &fd, CheckerTimeout()));
