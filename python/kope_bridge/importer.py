@@ -161,7 +161,12 @@ def value_distribution(t):
     t = t.double()
     lo, hi = float(t.min()), float(t.max())
     if lo >= 0 and hi <= 1:
-        return {"kind": "uniform", "low": 0.0, "high": 1.0}
+        # Probabilities and the like. Strictly positive ones (a softmax's) stay so: a problem
+        # may take their log, and a draw of exactly 0 (one in 2^24 for float32) makes it
+        # infinite on every trial at a large size (98_KLDivLoss). Their lower end is 2^-24,
+        # not the least value measured (which depends on how many were): a subnormal of
+        # float16, never rounded to 0 in any float type.
+        return {"kind": "uniform", "low": 2.0 ** -24 if lo > 0 else 0.0, "high": 1.0}
     if lo == hi:
         return {"kind": "uniform", "low": lo - 0.5, "high": hi + 0.5}
     mean, std = float(t.mean()), float(t.std())

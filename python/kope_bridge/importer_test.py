@@ -2,6 +2,8 @@
 python3 -m unittest kope_bridge.importer_test."""
 import unittest
 
+import torch
+
 from . import importer
 
 
@@ -22,6 +24,29 @@ class FamilyTest(unittest.TestCase):
         self.assertEqual(importer.family_of("problem", "return torch.sum(x, dim=1)"),
                          "reduction")
         self.assertEqual(importer.family_of("problem", "return x.clone()"), "other")
+
+
+class ValueDistributionTest(unittest.TestCase):
+    def test_strictly_positive_probabilities_are_never_drawn_as_zero(self):
+        probabilities = torch.rand(64, 512, generator=torch.Generator().manual_seed(0))
+        d = importer.value_distribution(probabilities.softmax(dim=-1))
+        self.assertEqual(d["kind"], "uniform")
+        self.assertGreater(d["low"], 0.0)
+        self.assertEqual(d["high"], 1.0)
+        # What the reference draws: the lowest value a float32 uniform_ can give is low itself.
+        for dtype in (torch.float32, torch.float16, torch.bfloat16):
+            drawn = torch.zeros(1 << 16, dtype=dtype).uniform_(d["low"], d["high"])
+            drawn[0] = torch.tensor(d["low"], dtype=dtype)
+            self.assertTrue(torch.isfinite(torch.log(drawn.float())).all(), dtype)
+
+    def test_values_that_reach_zero_are_drawn_from_zero(self):
+        d = importer.value_distribution(torch.tensor([0.0, 0.25, 1.0]))
+        self.assertEqual((d["kind"], d["low"], d["high"]), ("uniform", 0.0, 1.0))
+
+    def test_a_constant_in_the_unit_interval_is_a_valid_interval(self):
+        d = importer.value_distribution(torch.ones(8))  # a norm's weight
+        self.assertEqual(d["kind"], "uniform")
+        self.assertLess(d["low"], d["high"])
 
 
 if __name__ == "__main__":
