@@ -177,6 +177,18 @@ def value_distribution(t):
     return {"kind": "normal", "mean": round(mean, 6), "stddev": round(std, 6)}
 
 
+def input_distributions(values, family):
+    """The distributions an input like `values` cycles through in a problem of `family` (None
+    for a parameter): value_distribution's, and for an elementwise problem's floating input
+    measured non-negative, values of both signs too (an activation checked only on [0, 1)
+    cannot tell itself from the identity)."""
+    dist = [value_distribution(values)]
+    if family == "elementwise" and values.is_floating_point() and \
+            dist[0]["kind"] == "uniform" and dist[0]["low"] >= 0:
+        dist.append({"kind": "uniform", "low": -1.0, "high": 1.0})
+    return dist
+
+
 def measure_values(source, name, globals_):
     """Real inputs and parameters at `globals_` (small), for their value distributions."""
     module = problem.load_module(source, name, globals_)
@@ -277,11 +289,7 @@ def import_problem(path, out_dir):
             values = inputs[i] if kind == "inputs" else params[i]
             if not isinstance(values, torch.Tensor):
                 raise ImportError_(f"{path}: input {i} of forward is not a tensor")
-            dist = [value_distribution(values)]
-            # An activation checked only on [0, 1) cannot tell itself from the identity:
-            # elementwise problems also get values of both signs.
-            if kind == "inputs" and family == "elementwise" and dist[0].get("low") == 0.0:
-                dist.append({"kind": "uniform", "low": -1.0, "high": 1.0})
+            dist = input_distributions(values, family if kind == "inputs" else None)
             lines.append(f"distribution = {toml_value(dist if len(dist) > 1 else dist[0])}")
         lines.append("")
 

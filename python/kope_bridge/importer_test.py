@@ -49,5 +49,23 @@ class ValueDistributionTest(unittest.TestCase):
         self.assertLess(d["low"], d["high"])
 
 
+class InputDistributionsTest(unittest.TestCase):
+    def test_an_elementwise_problems_unit_interval_input_also_gets_both_signs(self):
+        for values in (torch.rand(4096), torch.rand(4096).clamp_(min=0.25),
+                       torch.rand(64, 64).softmax(dim=-1)):
+            dists = importer.input_distributions(values, "elementwise")
+            self.assertEqual(len(dists), 2)
+            self.assertGreaterEqual(dists[0]["low"], 0.0)
+            self.assertEqual(dists[1], {"kind": "uniform", "low": -1.0, "high": 1.0})
+
+    def test_other_families_parameters_and_masks_keep_one(self):
+        self.assertEqual(len(importer.input_distributions(torch.rand(4096), "reduction")), 1)
+        self.assertEqual(len(importer.input_distributions(torch.rand(4096), None)), 1)
+        mask = torch.randint(0, 2, (4096,)).bool()
+        self.assertEqual(importer.input_distributions(mask, "elementwise"),
+                         [{"kind": "uniform", "low": 0, "high": 2}])
+        self.assertEqual(len(importer.input_distributions(torch.randn(4096), "elementwise")), 1)
+
+
 if __name__ == "__main__":
     unittest.main()
