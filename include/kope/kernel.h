@@ -29,7 +29,8 @@ typedef enum kope_dtype {
   KOPE_F16 = 2,
   KOPE_BF16 = 3,
   KOPE_I32 = 4,
-  KOPE_I64 = 5
+  KOPE_I64 = 5,
+  KOPE_BOOL = 6 /* one byte: 0 or 1 */
 } kope_dtype;
 
 #define KOPE_MAX_DIMS 8

@@ -29,7 +29,7 @@ from . import protocol as p
 from . import shared_device
 from .comparison import Comparer, INT_OF_SIZE, as_words, passing, same_bytes
 from .distribution import Distribution
-from .kernels import torch_dtype
+from .kernels import compared_dtype, torch_dtype
 
 # Outputs up to this many bytes are fingerprinted by a hash of their bytes: a position-weighted
 # sum of a few bytes collides (a loss's 4 bytes, two trials apart, once in a few hundred).
@@ -300,7 +300,8 @@ class Checker:
             elif t.untyped_storage().data_ptr() == arena or not t.is_contiguous() or \
                     t.data_ptr() % 8:
                 t = t.clone(memory_format=torch.contiguous_format)
-            kept.append(t.reshape(-1))
+            t = t.reshape(-1)
+            kept.append(t.view(torch.uint8) if t.dtype == torch.bool else t)  # compared_dtype
         return kept
 
     def _hashes_for(self, ranges):
@@ -428,7 +429,7 @@ class Checker:
             if first and not first.output_fails[o]:
                 result["outputs"].append(passing())
                 continue
-            dtype = torch_dtype(slot.dtype)
+            dtype = compared_dtype(slot.dtype)
             c = self.comparer.compare(self.expected[o], self._peer(offset, nbytes).view(dtype),
                                       *tolerances[o])
             result["outputs"].append(c)
@@ -450,7 +451,7 @@ class Checker:
         if self.peer is None:
             return None
         device = self.peer.tensor.device
-        dtypes = [torch_dtype(x.dtype) for x in spec.outputs]
+        dtypes = [compared_dtype(x.dtype) for x in spec.outputs]
         comparer = self.comparer
         if not dtypes or not all(comparer.triton_usable(d, device) for d in dtypes):
             return None

@@ -196,3 +196,10 @@ class TorchKernel:
 
 def torch_dtype(kope_dtype):
     return getattr(torch, DTYPES[kope_dtype][0])
+
+
+def compared_dtype(kope_dtype):
+    """The dtype an output of `kope_dtype` is compared in: a bool as its byte (uint8), so that
+    a byte that is neither 0 nor 1 (a poison, an unwritten element) shows as what it is."""
+    t = torch_dtype(kope_dtype)
+    return torch.uint8 if t == torch.bool else t

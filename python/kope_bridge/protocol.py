@@ -20,7 +20,7 @@ MAX_DIMS = 8
 
 # kope_dtype -> (torch dtype name, element bytes); order as in include/kope/kernel.h.
 DTYPES = {0: ("float32", 4), 1: ("float64", 8), 2: ("float16", 2), 3: ("bfloat16", 2),
-          4: ("int32", 4), 5: ("int64", 8)}
+          4: ("int32", 4), 5: ("int64", 8), 6: ("bool", 1)}
 
 
 class ProtocolError(Exception):

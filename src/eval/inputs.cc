@@ -152,6 +152,10 @@ std::string PoisonElement(DType dtype, Poison poison) {
       return bytes(poison == Poison::kNanA   ? int64_t{-2401053088876216593ll}
                    : poison == Poison::kNanB ? int64_t{0x5a5a5a5a5a5a5a5all}
                                              : int64_t{-123456789012345ll});
+    case KOPE_BOOL:  // never 0 or 1, so never a value the reference gives
+      return bytes(poison == Poison::kNanA   ? uint8_t{0xde}
+                   : poison == Poison::kNanB ? uint8_t{0xa5}
+                                             : uint8_t{0x7b});
   }
   return {};
 }
@@ -167,6 +171,9 @@ void FillPoison(void* data, DType dtype, size_t count, Poison poison) {
                 [&](size_t begin, size_t end) { std::fill(p + begin, p + end, pattern); });
   };
   switch (element.size()) {
+    case 1:
+      fill(uint8_t{});
+      break;
     case 2:
       fill(uint16_t{});
       break;

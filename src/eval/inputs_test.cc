@@ -86,6 +86,26 @@ TEST(FillInput, LargeInputsAreReproducibleAndBlocksDiffer) {
   EXPECT_NEAR(sum / n, 0.0, 0.02);  // standard normal by default
 }
 
+TEST(FillInput, BoolsAreZeroOrOneAndBoth) {
+  std::mt19937_64 rng(5);
+  std::vector<uint8_t> v(1000, 7);
+  Distribution d;
+  d.kind = Distribution::Kind::kUniform;
+  d.low = 0;
+  d.high = 2;
+  FillInput(v.data(), KOPE_BOOL, v.size(), d, rng);
+  EXPECT_EQ(std::set<uint8_t>(v.begin(), v.end()), (std::set<uint8_t>{0, 1}));
+}
+
+TEST(Poison, BoolPatternsAreNeverABool) {
+  for (Poison p : {Poison::kNanA, Poison::kNanB, Poison::kFinite}) {
+    std::vector<uint8_t> v(100, 0);
+    FillPoison(v.data(), KOPE_BOOL, v.size(), p);
+    EXPECT_EQ(std::count(v.begin(), v.end(), v[0]), 100);
+    EXPECT_GT(v[0], 1);
+  }
+}
+
 TEST(Poison, LargeFillsEveryElement) {
   std::vector<uint32_t> v(3u << 20, 0);
   FillPoison(v.data(), KOPE_F32, v.size(), Poison::kNanB);

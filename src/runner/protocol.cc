@@ -124,6 +124,8 @@ bool Reader::Raw(void* out, size_t n) {
 
 size_t ElementBytes(int dtype) {
   switch (dtype) {
+    case KOPE_BOOL:
+      return 1;
     case KOPE_F32:
       return 4;
     case KOPE_F64:

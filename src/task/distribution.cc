@@ -44,7 +44,7 @@ std::optional<Kind> ParseKind(std::string_view name) {
 // "an i32", "a bf16": how a message names an input's dtype.
 std::string WithArticle(DType dtype) {
   const std::string name(DTypeName(dtype));
-  return (dtype == KOPE_BF16 ? "a " : "an ") + name;
+  return (dtype == KOPE_BF16 || dtype == KOPE_BOOL ? "a " : "an ") + name;
 }
 
 // The largest finite value of a floating dtype, for the range of `wide`.
@@ -64,7 +64,7 @@ double LargestFinite(DType dtype) {
 Distribution Defaults(Kind kind, DType dtype) {
   Distribution d;
   d.kind = kind;
-  if (kind == Kind::kUniform && !IsFloating(dtype)) d.high = 100.0;
+  if (kind == Kind::kUniform && !IsFloating(dtype)) d.high = dtype == KOPE_BOOL ? 2.0 : 100.0;
   if (kind == Kind::kPositive) {
     d.low = 0.1;
     d.high = 10.0;
@@ -106,9 +106,11 @@ Status ReadBound(const toml::table& table, std::string_view key, DType dtype,
                                  std::string(TypeName(*node)));
   }
   const int64_t value = node->as_integer()->get();
-  // high is exclusive, so one past the largest value is allowed.
-  const int64_t limit = dtype == KOPE_I32 ? (int64_t{1} << 31) : (int64_t{1} << 53);
-  if (value < -limit || value > limit) {
+  // high is exclusive, so one past the largest value is allowed; a bool is 0 or 1.
+  const int64_t limit = dtype == KOPE_BOOL  ? 2
+                        : dtype == KOPE_I32 ? (int64_t{1} << 31)
+                                            : (int64_t{1} << 53);
+  if (value < (dtype == KOPE_BOOL ? 0 : -limit) || value > limit) {
     return FieldError(field, std::to_string(value) + " is outside the range of " +
                                  std::string(DTypeName(dtype)) + " values that kope draws");
   }

@@ -150,12 +150,14 @@ std::string_view DTypeName(DType dtype) {
       return "i32";
     case KOPE_I64:
       return "i64";
+    case KOPE_BOOL:
+      return "bool";
   }
   return "unknown";
 }
 
 std::optional<DType> ParseDType(std::string_view name) {
-  for (DType d : {KOPE_F32, KOPE_F64, KOPE_F16, KOPE_BF16, KOPE_I32, KOPE_I64}) {
+  for (DType d : {KOPE_F32, KOPE_F64, KOPE_F16, KOPE_BF16, KOPE_I32, KOPE_I64, KOPE_BOOL}) {
     if (DTypeName(d) == name) return d;
   }
   return std::nullopt;
@@ -163,6 +165,8 @@ std::optional<DType> ParseDType(std::string_view name) {
 
 size_t DTypeSize(DType dtype) {
   switch (dtype) {
+    case KOPE_BOOL:
+      return 1;
     case KOPE_F16:
     case KOPE_BF16:
       return 2;
@@ -194,6 +198,8 @@ double LoadAsDouble(const void* data, DType dtype, size_t i) {
       return LoadElement<int32_t>(data, i);
     case KOPE_I64:
       return static_cast<double>(LoadElement<int64_t>(data, i));
+    case KOPE_BOOL:  // the byte as it is: anything but 0 or 1 is not a bool, and compares so
+      return LoadElement<uint8_t>(data, i);
   }
   return std::numeric_limits<double>::quiet_NaN();
 }
@@ -217,6 +223,9 @@ void StoreFromDouble(void* data, DType dtype, size_t i, double v) {
       return;
     case KOPE_I64:
       StoreElement(data, i, SaturatingRound<int64_t>(v));
+      return;
+    case KOPE_BOOL:
+      StoreElement(data, i, static_cast<uint8_t>(v != 0 ? 1 : 0));
       return;
   }
 }

@@ -48,7 +48,7 @@ uint16_t StoreBFloat16(double v) {
 }
 
 TEST(DTypeTest, NamesRoundTrip) {
-  for (DType d : {KOPE_F32, KOPE_F64, KOPE_F16, KOPE_BF16, KOPE_I32, KOPE_I64}) {
+  for (DType d : {KOPE_F32, KOPE_F64, KOPE_F16, KOPE_BF16, KOPE_I32, KOPE_I64, KOPE_BOOL}) {
     std::optional<DType> parsed = ParseDType(DTypeName(d));
     ASSERT_TRUE(parsed.has_value()) << DTypeName(d);
     EXPECT_EQ(*parsed, d);
@@ -70,6 +70,21 @@ TEST(DTypeTest, SizesAndKinds) {
   EXPECT_TRUE(IsFloating(KOPE_F64));
   EXPECT_FALSE(IsFloating(KOPE_I32));
   EXPECT_FALSE(IsFloating(KOPE_I64));
+  EXPECT_EQ(DTypeSize(KOPE_BOOL), 1u);
+  EXPECT_FALSE(IsFloating(KOPE_BOOL));
+  EXPECT_EQ(DTypeName(KOPE_BOOL), "bool");
+}
+
+TEST(DTypeTest, BoolStoresZeroOrOneAndLoadsTheByteAsItIs) {
+  uint8_t b[4] = {7, 7, 7, 0xde};
+  StoreFromDouble(b, KOPE_BOOL, 0, 0.0);
+  StoreFromDouble(b, KOPE_BOOL, 1, 1.0);
+  StoreFromDouble(b, KOPE_BOOL, 2, -3.5);
+  EXPECT_EQ(b[0], 0);
+  EXPECT_EQ(b[1], 1);
+  EXPECT_EQ(b[2], 1);
+  EXPECT_EQ(LoadAsDouble(b, KOPE_BOOL, 1), 1.0);
+  EXPECT_EQ(LoadAsDouble(b, KOPE_BOOL, 3), 222.0);  // not a bool: never equal to one
 }
 
 TEST(DTypeTest, HalfKnownValues) {

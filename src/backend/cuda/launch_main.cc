@@ -38,6 +38,8 @@ size_t ElementBytes(kope_dtype d) {
     case KOPE_F16:
     case KOPE_BF16:
       return 2;
+    case KOPE_BOOL:
+      return 1;
     default:
       return 4;
   }
@@ -45,8 +47,8 @@ size_t ElementBytes(kope_dtype d) {
 
 bool ParseDtype(std::string_view s, kope_dtype* d) {
   static const std::pair<const char*, kope_dtype> kNames[] = {
-      {"f32", KOPE_F32},   {"f64", KOPE_F64}, {"f16", KOPE_F16},
-      {"bf16", KOPE_BF16}, {"i32", KOPE_I32}, {"i64", KOPE_I64}};
+      {"f32", KOPE_F32}, {"f64", KOPE_F64}, {"f16", KOPE_F16},  {"bf16", KOPE_BF16},
+      {"i32", KOPE_I32}, {"i64", KOPE_I64}, {"bool", KOPE_BOOL}};
   for (const auto& [name, dtype] : kNames) {
     if (s == name) {
       *d = dtype;
@@ -141,6 +143,11 @@ void Fill(std::vector<uint8_t>* host, kope_dtype dtype, size_t count, uint64_t* 
       case KOPE_I64: {
         const int64_t v = static_cast<int64_t>(r % 100);
         std::memcpy(p, &v, 8);
+        break;
+      }
+      case KOPE_BOOL: {
+        const uint8_t v = static_cast<uint8_t>(r & 1);
+        std::memcpy(p, &v, 1);
         break;
       }
     }
