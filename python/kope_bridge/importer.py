@@ -280,6 +280,7 @@ def import_problem(path, out_dir):
              f"family = {toml_value(family)}",
              f"description = {toml_value('KernelBench problem ' + os.path.basename(path))}", ""]
     kope_dtype = {}
+    scalars = []  # forward inputs that are Python numbers
     for kind, tname, i in roles:
         dt = KOPE_DTYPES[bench[kind][i]["dtype"]][0]
         kope_dtype[(kind, i)] = dt
@@ -288,6 +289,9 @@ def import_problem(path, out_dir):
                   f"shape = {toml_value(shapes[(kind, i)])}"]
         if kind != "outputs":
             values = inputs[i] if kind == "inputs" else params[i]
+            if kind == "inputs" and bench["inputs"][i].get("scalar"):  # a Python number
+                values = torch.tensor(values, dtype=getattr(torch, bench["inputs"][i]["dtype"]))
+                scalars.append(tname)
             if not isinstance(values, torch.Tensor):
                 raise ImportError_(f"{path}: input {i} of forward is not a tensor")
             dist = input_distributions(values, family if kind == "inputs" else None)
@@ -312,8 +316,10 @@ def import_problem(path, out_dir):
         lines += ["[tolerance]", f"rtol = {tol!r}", f"atol = {tol!r}", ""]
     lines += ["[baseline]", 'torch = "problem.py"', ""]
     lines += ["[torch]", f"globals = {toml_value(list(globals_))}",
-              f"parameters = {toml_value([p['name'] for p in bench['parameters']])}",
-              'ops = "allow"', ""]
+              f"parameters = {toml_value([p['name'] for p in bench['parameters']])}"]
+    if scalars:
+        lines.append(f"scalars = {toml_value(scalars)}")
+    lines += ['ops = "allow"', ""]
     terms = []
     for kind, tname, i in roles:
         size = KOPE_DTYPES[bench[kind][i]["dtype"]][1]

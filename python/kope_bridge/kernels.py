@@ -54,6 +54,7 @@ class TorchKernel:
         self.mode = spec["mode"]
         self.n_forward = spec["n_forward_inputs"]
         self.parameters = spec["parameters"]
+        self.scalars = set(spec.get("scalars", []))  # forward inputs passed as Python numbers
         self.forbid = spec.get("torch_ops", "allow") == "forbid" and self.mode == "modelnew"
         self.size_sets = spec["size_sets"]
         self.source = spec["problem"]
@@ -101,7 +102,8 @@ class TorchKernel:
                 torch.manual_seed(0)
                 with torch.device("meta"):
                     meta = module.get_inputs()
-                if [list(t.shape) for t in meta[:self.n_forward]] != wanted[:self.n_forward]:
+                if [problem.shape_of(t) for t in meta[:self.n_forward]] != \
+                        wanted[:self.n_forward]:
                     continue
             chosen = module
             break
@@ -132,12 +134,14 @@ class TorchKernel:
         """One forward on arena tensors; returns the outputs as a list of tensors."""
         fn, _ = self._model_for([list(t.shape) for t in inputs])
         params = inputs[self.n_forward:]
+        forward_inputs = [t.item() if i in self.scalars else t
+                          for i, t in enumerate(inputs[:self.n_forward])]
         with torch.no_grad():
             if self.forbid:
                 with _OpGuard():
-                    out = fn(params, inputs[:self.n_forward])
+                    out = fn(params, forward_inputs)
             else:
-                out = fn(params, inputs[:self.n_forward])
+                out = fn(params, forward_inputs)
         return list(out) if isinstance(out, (tuple, list)) else [out]
 
     @staticmethod

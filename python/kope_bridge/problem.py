@@ -65,6 +65,16 @@ def build_model(module, cls_name="Model", device="cpu", seed=0):
     return model
 
 
+# A forward argument that is a Python number: the dtype of the 0-d input that carries it.
+SCALAR_DTYPES = {float: "float64", int: "int64"}
+
+
+def shape_of(value):
+    """A forward argument's shape as a task writes it: a tensor's, [1] for a 0-d tensor or a
+    Python number."""
+    return (list(value.shape) if isinstance(value, torch.Tensor) else []) or [1]
+
+
 def describe(module, device="meta"):
     """Shapes and dtypes of inputs, parameters and outputs, without computing (meta device)."""
     torch.manual_seed(0)
@@ -80,8 +90,13 @@ def describe(module, device="meta"):
             raise ValueError(f"expected tensors, got {type(t).__name__}")
         return {"dtype": str(t.dtype).replace("torch.", ""), "shape": list(t.shape)}
 
+    def input_info(v):  # a Python number for forward: a 0-d input, passed as a number
+        if type(v) in SCALAR_DTYPES:
+            return {"dtype": SCALAR_DTYPES[type(v)], "shape": [], "scalar": True}
+        return info(v)
+
     return {
-        "inputs": [info(t) for t in inputs],
+        "inputs": [input_info(t) for t in inputs],
         "parameters": [dict(info(p), name=n) for n, p in model.named_parameters()],
         "outputs": [info(t) for t in outs],
     }

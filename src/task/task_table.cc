@@ -250,22 +250,42 @@ Status ReadTorch(const toml::table& root, Task* task) {
   }
   if (!torch_baseline) return FieldError("torch", "only a task with baseline.torch has one");
   KOPE_ASSIGN_OR_RETURN(const toml::table* table, AsTable(*node, "torch"));
-  KOPE_RETURN_IF_ERROR(CheckKeys(*table, "torch", {"globals", "parameters", "ops"}));
+  KOPE_RETURN_IF_ERROR(CheckKeys(*table, "torch", {"globals", "parameters", "ops", "scalars"}));
   TorchProblem torch;
-  for (const char* key : {"globals", "parameters"}) {
+  for (const char* key : {"globals", "parameters", "scalars"}) {
     const toml::node* list = table->get(key);
     if (list == nullptr) continue;
     KOPE_ASSIGN_OR_RETURN(const toml::array* array, AsArray(*list, FieldPath("torch", key)));
     for (size_t i = 0; i < array->size(); ++i) {
       KOPE_ASSIGN_OR_RETURN(std::string name,
                             AsString(*array->get(i), IndexPath(FieldPath("torch", key), i)));
-      (std::string_view(key) == "globals" ? torch.globals : torch.parameters).push_back(name);
+      const std::string_view k = key;
+      (k == "globals"      ? torch.globals
+       : k == "parameters" ? torch.parameters
+                           : torch.scalars)
+          .push_back(name);
     }
   }
   if (torch.parameters.size() > task->inputs.size()) {
     return FieldError("torch.parameters", "names " + std::to_string(torch.parameters.size()) +
                                               " parameters, but the task has only " +
                                               std::to_string(task->inputs.size()) + " inputs");
+  }
+  const size_t forward_inputs = task->inputs.size() - torch.parameters.size();
+  for (size_t i = 0; i < torch.scalars.size(); ++i) {
+    const std::string& name = torch.scalars[i];
+    auto it = std::find_if(task->inputs.begin(), task->inputs.begin() + forward_inputs,
+                           [&](const TensorSpec& t) { return t.name == name; });
+    // One element: shape [] or [1] (kope import writes a 0-d tensor's shape as [1]).
+    const bool one = it != task->inputs.begin() + forward_inputs &&
+                     (it->shape.empty() || (it->shape.size() == 1 && [&] {
+                        Result<int64_t> n = it->shape[0].Evaluate({});
+                        return n.ok() && *n == 1;
+                      }()));
+    if (!one) {
+      return FieldError(IndexPath("torch.scalars", i),
+                        "'" + name + "' is not a forward input of one element (shape [] or [1])");
+    }
   }
   if (const toml::node* ops = table->get("ops")) {
     KOPE_ASSIGN_OR_RETURN(std::string v, AsString(*ops, "torch.ops"));

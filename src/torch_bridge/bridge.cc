@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <mutex>
@@ -108,6 +109,14 @@ Result<fs::path> WriteTorchArtifact(const Task& task, TorchMode mode,
   if (mode == TorchMode::kModelNew) spec["candidate"] = std::string(candidate_source);
   spec["n_forward_inputs"] = task.inputs.size() - task.torch->parameters.size();
   spec["parameters"] = task.torch->parameters;
+  nlohmann::json scalars = nlohmann::json::array();  // forward inputs passed as numbers
+  for (size_t i = 0; i < task.inputs.size(); ++i) {
+    const auto& names = task.torch->scalars;
+    if (std::find(names.begin(), names.end(), task.inputs[i].name) != names.end()) {
+      scalars.push_back(i);
+    }
+  }
+  spec["scalars"] = scalars;
   spec["torch_ops"] = task.torch->forbid_torch_ops ? "forbid" : "allow";
   if (!bridge.flush_library.empty()) spec["flush_library"] = bridge.flush_library.string();
   if (mode == TorchMode::kEager || mode == TorchMode::kCompile) {  // task code only

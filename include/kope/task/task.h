@@ -91,6 +91,10 @@ struct TorchProblem {
   std::vector<std::string> parameters;
   // A KernelBench-format candidate (ModelNew) may not call PyTorch's compute operations.
   bool forbid_torch_ops = false;
+  // Forward inputs that forward takes as Python numbers (`s: float`), not tensors: inputs of
+  // one element, drawn like any other, passed to the problem's and a ModelNew's forward as
+  // numbers (to a native candidate as tensors).
+  std::vector<std::string> scalars;
 };
 
 struct Task {
