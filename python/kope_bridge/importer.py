@@ -156,6 +156,8 @@ def dependencies(source, globals_, bench):
 
 def value_distribution(t):
     """The distribution a kope task declares for values like those of tensor `t`."""
+    if t.dtype == torch.bool:  # both values, whatever the small instance measured happened to hold
+        return {"kind": "uniform", "low": 0, "high": 2}
     if not t.is_floating_point():
         lo, hi = int(t.min()), int(t.max())
         return {"kind": "uniform", "low": lo, "high": hi + 1}
@@ -188,6 +190,19 @@ def input_distributions(values, family):
             dist[0]["kind"] == "uniform" and dist[0]["low"] >= 0:
         dist.append({"kind": "uniform", "low": -1.0, "high": 1.0})
     return dist
+
+
+def scalar_distribution(value):
+    """The distribution of a forward argument that is a Python number: an int keeps its value
+    (often a size or a dimension); a float is drawn within 0.5 of it and never changes sign
+    (hardtanh's min_val stays below its max_val)."""
+    if isinstance(value, int):
+        return {"kind": "uniform", "low": value, "high": value + 1}
+    if value == 0:
+        return {"kind": "uniform", "low": -0.5, "high": 0.5}
+    if value > 0:
+        return {"kind": "uniform", "low": max(value - 0.5, value / 2), "high": value + 0.5}
+    return {"kind": "uniform", "low": value - 0.5, "high": min(value + 0.5, value / 2)}
 
 
 def measure_values(source, name, globals_):
@@ -290,11 +305,12 @@ def import_problem(path, out_dir):
         if kind != "outputs":
             values = inputs[i] if kind == "inputs" else params[i]
             if kind == "inputs" and bench["inputs"][i].get("scalar"):  # a Python number
-                values = torch.tensor(values, dtype=getattr(torch, bench["inputs"][i]["dtype"]))
                 scalars.append(tname)
-            if not isinstance(values, torch.Tensor):
+                dist = [scalar_distribution(values)]
+            elif not isinstance(values, torch.Tensor):
                 raise ImportError_(f"{path}: input {i} of forward is not a tensor")
-            dist = input_distributions(values, family if kind == "inputs" else None)
+            else:
+                dist = input_distributions(values, family if kind == "inputs" else None)
             lines.append(f"distribution = {toml_value(dist if len(dist) > 1 else dist[0])}")
         lines.append("")
 

@@ -67,5 +67,29 @@ class InputDistributionsTest(unittest.TestCase):
         self.assertEqual(len(importer.input_distributions(torch.randn(4096), "elementwise")), 1)
 
 
+class ScalarAndMaskTest(unittest.TestCase):
+    def test_a_mask_is_drawn_with_both_values_whatever_was_measured(self):
+        for mask in (torch.zeros(8, dtype=torch.bool), torch.ones(8, dtype=torch.bool),
+                     torch.tensor([True, False])):
+            self.assertEqual(importer.value_distribution(mask),
+                             {"kind": "uniform", "low": 0, "high": 2})
+
+    def test_a_float_argument_stays_near_its_value_and_keeps_its_sign(self):
+        for value in (3.14, 1.0, 0.2, -1.0, -0.3):
+            d = importer.scalar_distribution(value)
+            self.assertLessEqual(d["low"], value)
+            self.assertGreater(d["high"], value)
+            self.assertLessEqual(d["high"] - d["low"], 1.0)
+            if value > 0:
+                self.assertGreater(d["low"], 0)
+            else:
+                self.assertLess(d["high"], 0)
+        self.assertEqual(importer.scalar_distribution(0.0),
+                         {"kind": "uniform", "low": -0.5, "high": 0.5})
+
+    def test_an_int_argument_keeps_its_value(self):
+        self.assertEqual(importer.scalar_distribution(2), {"kind": "uniform", "low": 2, "high": 3})
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -110,5 +110,55 @@ class SizeSetTest(unittest.TestCase):
             kernel.run([torch.ones(5)])
 
 
+# A Python number as a forward argument ([torch] scalars): a one-element input in the arena.
+SCALED_BY = """
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def forward(self, x, s):
+        if not isinstance(s, float):
+            raise TypeError(f"s is a {type(s).__name__}")
+        return x * s
+
+n = 4
+
+def get_inputs():
+    return [torch.rand(n), 2.5]
+
+def get_init_inputs():
+    return []
+"""
+
+
+def scaled_by_spec(mode):
+    return {"mode": mode, "problem": SCALED_BY, "n_forward_inputs": 2, "parameters": [],
+            "scalars": [1], "size_sets": [{"label": "bench", "globals": {"n": 4},
+                                           "shapes": [[4], [1]]}]}
+
+
+class ScalarTest(unittest.TestCase):
+    def test_a_scalar_reaches_forward_as_a_python_number(self):
+        kernel = TorchKernel(scaled_by_spec("eager"), "cpu")
+        x = torch.arange(4, dtype=torch.float32)
+        s = torch.tensor([1.5], dtype=torch.float64)
+        self.assertTrue(torch.equal(kernel.run([x, s])[0], x * 1.5))
+        fn, params, forward_inputs = kernel.prepare([x, s])
+        self.assertEqual(forward_inputs[1], 1.5)
+        self.assertIsInstance(forward_inputs[1], float)
+
+    def test_torch_compile_sees_two_values_before_the_first_call(self):
+        torch._dynamo.reset()
+        kernel = TorchKernel(scaled_by_spec("compile"), "cpu")
+        x = torch.arange(4, dtype=torch.float32)
+        prepared = kernel.prepare([x, torch.tensor([1.5], dtype=torch.float64)])
+        compiles = torch._dynamo.utils.counters["stats"]["unique_graphs"]
+        self.assertTrue(torch.equal(kernel.call(prepared)[0], x * 1.5))
+        for value in (2.0, 3.25, 0.5):  # new values: no compile in a (timed) call
+            prepared = kernel.prepare([x, torch.tensor([value], dtype=torch.float64)])
+            self.assertTrue(torch.equal(kernel.call(prepared)[0], x * value))
+        self.assertEqual(torch._dynamo.utils.counters["stats"]["unique_graphs"], compiles)
+
+
 if __name__ == "__main__":
     unittest.main()

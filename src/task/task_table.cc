@@ -73,7 +73,7 @@ Result<TensorSpec> ReadTensor(const toml::node& node, const std::string& path, b
   if (!dtype) {
     return FieldError(FieldPath(path, "dtype"), "unknown dtype '" + dtype_name +
                                                     "' (expected one of f32, f64, f16, bf16, "
-                                                    "i32, i64)");
+                                                    "i32, i64, bool)");
   }
   spec.dtype = *dtype;
 

@@ -1,8 +1,9 @@
 // Element types of kope tensors: names, sizes and conversions.
 //
 // The enum is the C ABI's kope_dtype (include/kope/kernel.h). Names are the
-// ones task files use: f32, f64, f16, bf16, i32, i64. Conversions to and from
-// double are exact for f32/f64/i32 and round-to-nearest-even for f16/bf16.
+// ones task files use: f32, f64, f16, bf16, i32, i64, bool. Conversions to and
+// from double are exact for f32/f64/i32 and round-to-nearest-even for f16/bf16;
+// a bool stores 0 or 1 and loads its byte as it is.
 #ifndef KOPE_TASK_DTYPE_H_
 #define KOPE_TASK_DTYPE_H_
 

@@ -10,6 +10,7 @@
 #include "cuda_internal.h"
 #include "kope/base/subprocess.h"
 #include "kope/runner/sandbox.h"
+#include "kope/task/dtype.h"
 
 namespace kope {
 namespace cuda_internal {
@@ -190,12 +191,11 @@ std::string Tail(const std::string& s, size_t n) {
 }  // namespace
 
 std::string LaunchSetArgument(const LaunchShapes& shapes) {
-  static const char* kNames[] = {"f32", "f64", "f16", "bf16", "i32", "i64"};
   auto list = [](const std::vector<LaunchShapes::Tensor>& tensors) {
     std::string s;
     for (const LaunchShapes::Tensor& t : tensors) {
       if (!s.empty()) s += ",";
-      s += (t.dtype >= 0 && t.dtype < 6) ? kNames[t.dtype] : "f32";
+      s += DTypeName(static_cast<DType>(t.dtype));  // kope-cuda-launch parses every name
       s += ":";
       for (size_t d = 0; d < t.shape.size(); ++d) {
         s += (d ? "x" : "") + std::to_string(t.shape[d]);

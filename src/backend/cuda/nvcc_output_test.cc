@@ -182,6 +182,8 @@ TEST(LaunchSet, DescribesShapesForTheLauncher) {
   s.inputs = {{KOPE_F32, {1024, 7}}, {KOPE_BF16, {7}}};
   s.outputs = {{KOPE_I64, {1}}};
   EXPECT_EQ(cuda_internal::LaunchSetArgument(s), "f32:1024x7,bf16:7;i64:1");
+  s.inputs.push_back({KOPE_BOOL, {1024, 7}});  // a mask: one byte an element, not a float
+  EXPECT_EQ(cuda_internal::LaunchSetArgument(s), "f32:1024x7,bf16:7,bool:1024x7;i64:1");
 }
 
 constexpr const char* kNcuCsv =
