@@ -1,5 +1,8 @@
 """Tests of the importer's helpers that need no problem run. Run by ctest:
 python3 -m unittest kope_bridge.importer_test."""
+import os
+import re
+import tempfile
 import unittest
 
 import torch
@@ -89,6 +92,41 @@ class ScalarAndMaskTest(unittest.TestCase):
 
     def test_an_int_argument_keeps_its_value(self):
         self.assertEqual(importer.scalar_distribution(2), {"kind": "uniform", "low": 2, "high": 3})
+
+
+# Class indices below a size: a loss's targets (95_CrossEntropyLoss).
+CLASSES = """
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def forward(self, predictions, targets):
+        return torch.nn.functional.cross_entropy(predictions, targets)
+
+batch_size = 64
+num_classes = 100
+
+def get_inputs():
+    return [torch.randn(batch_size, num_classes), torch.randint(0, num_classes, (batch_size,))]
+
+def get_init_inputs():
+    return []
+"""
+
+
+class IntegerRangeTest(unittest.TestCase):
+    def test_class_indices_cover_what_every_size_set_takes(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "95_classes.py")
+            with open(path, "w") as f:
+                f.write(CLASSES)
+            importer.import_problem(path, os.path.join(d, "out"))
+            with open(os.path.join(d, "out", "task.toml")) as f:
+                toml = f.read()
+        smallest = min(int(n) for n in re.findall(r"num_classes = (\d+)", toml))
+        # Measured at batch size 1 once, the targets were one class for every trial.
+        self.assertIn(f'distribution = {{ kind = "uniform", low = 0, high = {smallest} }}', toml)
+        self.assertGreater(smallest, 1)
 
 
 if __name__ == "__main__":
