@@ -205,21 +205,29 @@ def scalar_distribution(value):
     return {"kind": "uniform", "low": value - 0.5, "high": min(value + 0.5, value / 2)}
 
 
-def integer_ranges(source, name, globals_, draws=64):
-    """For each forward input that is an integer tensor, its least and greatest value over
-    `draws` calls of get_inputs at `globals_` (each with its own seed): one call at a small
-    size can miss most of a range (95_CrossEntropyLoss's targets at batch size 1 are one class
-    of 4096, which a task then draws for every trial)."""
-    module = problem.load_module(source, name, globals_)
+def integer_ranges(source, name, size_sets, draws=64):
+    """For each forward input that is an integer tensor, the least and greatest value that
+    every one of `size_sets` (their globals) takes, as one task draws them for all: at each,
+    over `draws` calls of get_inputs (each with its own seed), since one call at a small size
+    can miss most of a range (95_CrossEntropyLoss's targets at batch size 1 are one class of
+    4096, which a task then drew for every trial); then the sets' common part (a class index
+    below the smallest set's number of classes), where they have one."""
     ranges = {}
-    for seed in range(draws):
-        torch.manual_seed(seed)
-        for i, t in enumerate(module.get_inputs()):
-            if isinstance(t, torch.Tensor) and t.numel() and not t.is_floating_point() and \
-                    t.dtype != torch.bool:
-                lo, hi = int(t.min()), int(t.max())
-                old = ranges.get(i, (lo, hi))
-                ranges[i] = (min(old[0], lo), max(old[1], hi))
+    for globals_ in size_sets:
+        module = problem.load_module(source, name, globals_)
+        seen = {}
+        for seed in range(draws):
+            torch.manual_seed(seed)
+            for i, t in enumerate(module.get_inputs()):
+                if isinstance(t, torch.Tensor) and t.numel() and not t.is_floating_point() and \
+                        t.dtype != torch.bool:
+                    lo, hi = int(t.min()), int(t.max())
+                    old = seen.get(i, (lo, hi))
+                    seen[i] = (min(old[0], lo), max(old[1], hi))
+        for i, (lo, hi) in seen.items():
+            old = ranges.get(i, (lo, hi))
+            common = (max(old[0], lo), min(old[1], hi))
+            ranges[i] = common if common[0] <= common[1] else old
     return ranges
 
 
@@ -309,15 +317,9 @@ def import_problem(path, out_dir):
 
     family = family_of(name, source)
     inputs, params = measure_values(source, "problem.py", sets[-1][1])
-    # Integer inputs' ranges, over many draws at each check set: the values every set takes (a
-    # class index below the smallest set's number of classes), as one task draws them for all.
-    ints = {}
+    ints = {}  # integer inputs' ranges (draws cost time: only where there are some)
     if any(t["dtype"] in ("int32", "int64") and not t.get("scalar") for t in bench["inputs"]):
-        for k, (g, _) in enumerate(checks):
-            for i, (lo, hi) in integer_ranges(source, "problem.py", g).items():
-                old = ints.get(i, (lo, hi)) if k else (lo, hi)
-                ints[i] = (max(old[0], lo), min(old[1], hi)) if max(old[0], lo) <= \
-                    min(old[1], hi) else old
+        ints = integer_ranges(source, "problem.py", [g for g, _ in checks])
     lines = [f'name = {toml_value("kb_" + re.sub(r"[^A-Za-z0-9_]", "_", name))}',
              f"family = {toml_value(family)}",
              f"description = {toml_value('KernelBench problem ' + os.path.basename(path))}", ""]

@@ -17,11 +17,13 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "kope/kernel.h"
+#include "kope/task/dtype.h"
 
 namespace {
 
@@ -30,38 +32,13 @@ struct Tensor {
   std::vector<int64_t> shape;
 };
 
-size_t ElementBytes(kope_dtype d) {
-  switch (d) {
-    case KOPE_F64:
-    case KOPE_I64:
-      return 8;
-    case KOPE_F16:
-    case KOPE_BF16:
-      return 2;
-    case KOPE_BOOL:
-      return 1;
-    default:
-      return 4;
-  }
-}
-
-bool ParseDtype(std::string_view s, kope_dtype* d) {
-  static const std::pair<const char*, kope_dtype> kNames[] = {
-      {"f32", KOPE_F32}, {"f64", KOPE_F64}, {"f16", KOPE_F16},  {"bf16", KOPE_BF16},
-      {"i32", KOPE_I32}, {"i64", KOPE_I64}, {"bool", KOPE_BOOL}};
-  for (const auto& [name, dtype] : kNames) {
-    if (s == name) {
-      *d = dtype;
-      return true;
-    }
-  }
-  return false;
-}
-
 // "f32:1024x1024" (a scalar is "f32:").
 bool ParseTensor(std::string_view s, Tensor* t) {
   const size_t colon = s.find(':');
-  if (colon == std::string_view::npos || !ParseDtype(s.substr(0, colon), &t->dtype)) return false;
+  if (colon == std::string_view::npos) return false;
+  const std::optional<kope::DType> dtype = kope::ParseDType(s.substr(0, colon));  // task.toml's
+  if (!dtype) return false;
+  t->dtype = *dtype;
   std::string_view dims = s.substr(colon + 1);
   while (!dims.empty()) {
     const size_t x = dims.find('x');
@@ -113,7 +90,7 @@ void Fill(std::vector<uint8_t>* host, kope_dtype dtype, size_t count, uint64_t* 
   for (size_t i = 0; i < count; ++i) {
     const uint64_t r = Next(rng);
     const float f = static_cast<float>(static_cast<double>(r >> 11) * 0x1.0p-53 * 2.0 - 1.0);
-    uint8_t* p = host->data() + i * ElementBytes(dtype);
+    uint8_t* p = host->data() + i * kope::DTypeSize(dtype);
     switch (dtype) {
       case KOPE_F32:
         std::memcpy(p, &f, 4);
@@ -190,7 +167,7 @@ int RunSet(kope_kernel_fn kernel, const Set& set, int warmup, bool profile, uint
   };
   for (const auto* list : {&set.inputs, &set.outputs}) {
     for (const Tensor& t : *list) {
-      const size_t bytes = Count(t) * ElementBytes(t.dtype);
+      const size_t bytes = Count(t) * kope::DTypeSize(t.dtype);
       void* d = nullptr;
       if (cudaError_t e = cudaMalloc(&d, bytes); e != cudaSuccess) {
         release();
