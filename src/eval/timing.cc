@@ -49,4 +49,13 @@ bool Converged(const TimingSummary& summary, const TimingPolicy& policy) {
          summary.spread <= policy.max_spread;
 }
 
+int WarmupCalls(const TimingPolicy& policy, int calls, double seconds) {
+  if (calls >= policy.warmup_calls && seconds >= policy.warmup_seconds) return 0;
+  if (calls <= 0) return 1;
+  const double per_call = std::max(seconds / calls, 1e-7);
+  const double by_time = std::ceil((policy.warmup_seconds - seconds) / per_call);
+  const double count = std::max(static_cast<double>(policy.warmup_calls - calls), by_time);
+  return static_cast<int>(std::clamp(count, 1.0, 10000.0));
+}
+
 }  // namespace kope

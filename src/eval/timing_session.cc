@@ -126,19 +126,19 @@ Result<bool> EvalSession::Time() {
     return Status::FailedPrecondition("the task's baseline failed while timing: " + out->detail);
   };
 
-  // Warm-up: at least warmup_calls calls and warmup_seconds of each.
+  // Warm-up: at least warmup_calls calls and warmup_seconds of each, in few requests.
   Progress("warm up");
   for (Track& t : tracks) {
     double spent = 0;
     int calls = 0;
-    while (calls < policy.warmup_calls || spent < policy.warmup_seconds) {
+    for (int count; (count = WarmupCalls(policy, calls, spent)) > 0;) {
       CallOutcome out;
-      KOPE_ASSIGN_OR_RETURN(bool ok, run(t, 1, policy.flush_caches, &out));
+      KOPE_ASSIGN_OR_RETURN(bool ok, run(t, count, policy.flush_caches, &out));
       if (!ok) return false;
       if (t.dropped) break;
       spent += out.parent_seconds;
-      ++calls;
-      t.per_call = static_cast<double>(out.ns.empty() ? 0 : out.ns[0]) * 1e-9;
+      calls += count;
+      t.per_call = static_cast<double>(out.ns.empty() ? 0 : out.ns.back()) * 1e-9;
     }
     if (calls > 0) t.wall_per_call = spent / calls;
   }

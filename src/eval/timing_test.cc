@@ -34,5 +34,40 @@ TEST(Timing, ConvergesOnlyWithSamplesTimeAndLowSpread) {
 
 TEST(Timing, EmptyIsZero) { EXPECT_EQ(Summarize({}).samples, 0); }
 
+// Runs the warm-up rule against a kernel whose first call takes `first_s` of wall time and every
+// later one `per_call_s` (round trip `trip_s` per request); returns the calls of each request.
+std::vector<int> Warmup(const TimingPolicy& p, double first_s, double per_call_s, double trip_s) {
+  std::vector<int> requests;
+  int calls = 0;
+  double spent = 0;
+  for (int count; (count = WarmupCalls(p, calls, spent)) > 0;) {
+    requests.push_back(count);
+    spent += trip_s + (calls == 0 ? first_s + (count - 1) * per_call_s : count * per_call_s);
+    calls += count;
+    if (requests.size() > 100) break;
+  }
+  return requests;
+}
+
+TEST(Timing, WarmupGoesAloneOnceThenInFewRequests) {
+  const TimingPolicy p = TimingPolicy::Screen();  // at least 3 calls and 25 ms
+  // A 50 us kernel behind a 0.5 ms round trip: one request per call took about 45 requests.
+  std::vector<int> small = Warmup(p, 50e-6, 50e-6, 0.5e-3);
+  ASSERT_GE(small.size(), 2u);
+  EXPECT_LE(small.size(), 4u);
+  EXPECT_EQ(small[0], 1);
+  int calls = 0;
+  for (int c : small) calls += c;
+  EXPECT_GE(calls, 3);
+  EXPECT_GE(calls * 50e-6 + small.size() * 0.5e-3, 0.025);
+  // A 10 ms kernel: the first call alone, then the two more it takes to reach 25 ms.
+  EXPECT_EQ(Warmup(p, 10e-3, 10e-3, 0), (std::vector<int>{1, 2}));
+  // A slow first call (a lazy load) that covers the time: only the calls are missing.
+  EXPECT_EQ(Warmup(p, 0.5, 1e-3, 0), (std::vector<int>{1, 2}));
+  // Done is done.
+  EXPECT_EQ(WarmupCalls(p, 3, 0.025), 0);
+  EXPECT_EQ(WarmupCalls(p, 0, 0), 1);
+}
+
 }  // namespace
 }  // namespace kope
