@@ -122,6 +122,11 @@ class KernelProcess {
   bool alive() const { return runner_->alive(); }
   // CPU time the runner process has used so far (0 where /proc cannot tell).
   double cpu_seconds() const;
+  // For a task's reference kept between evaluations: its outputs were seen to depend on its
+  // inputs at the bench size (EvalSession::CheckReferenceDependsOnInputs); later evaluations of
+  // the task with this process need not summarize them again.
+  bool depends_on_inputs() const { return depends_on_inputs_; }
+  void set_depends_on_inputs() { depends_on_inputs_ = true; }
   // A folder removed after the runner has ended (its scratch folder).
   void own_folder(std::filesystem::path dir) { owned_folder_ = std::move(dir); }
 
@@ -146,6 +151,7 @@ class KernelProcess {
   bool bridge_ = false;
   bool keep_arena_ = false;
   bool shared_ = false;  // the current layout lives in memory another runner shares
+  bool depends_on_inputs_ = false;
   uint64_t serial_ = 0;  // unique to this process among those this kope started
   std::filesystem::path owned_folder_;
 };
