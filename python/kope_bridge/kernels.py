@@ -69,6 +69,7 @@ class TorchKernel:
             lib.kope_flush_from_caches.restype = ctypes.c_int
             self.flusher = lib.kope_flush_from_caches
         self.l2_buffer = None
+        self.events = None  # the start and end events of timed calls on a GPU, made once
         cache = spec.get("compile_cache")
         if cache and self.mode in ("eager", "compile"):
             # Persistent across evaluations: a problem compiled once is loaded from here, and
@@ -207,20 +208,73 @@ class TorchKernel:
     def timed(self, inputs, flush_ranges, host_address):
         """One call timed; returns (ns, results, flushed bytes). `flush_ranges` is None when the
         caches are not flushed."""
-        prepared = self.prepare(inputs)
-        flushed = 0 if flush_ranges is None else self.flush(flush_ranges, host_address)
+        out, tally = [], Tally()
+        self.timed_calls([self.prepare(inputs)], 1,
+                         None if flush_ranges is None else [flush_ranges], host_address,
+                         lambda k, results: out.append(results), tally)
+        return tally.ns[0], out[0], tally.flushed
+
+    def timed_calls(self, prepared, count, flush_ranges, host_address, last, tally):
+        """`count` calls, each timed, rotating over `prepared` (prepare's results, one per input
+        set); with `flush_ranges` (one list per set) the caches are flushed before every call.
+        `last(k, results)` gets the results of each set's last call; each call's results go
+        before the next call runs (a problem's output can be gigabytes). Each call's ns and
+        the bytes flushed go to `tally` as they come (a call that fails leaves the ones before).
+
+        On a GPU: CUDA events around each call, a device-wide synchronize before the start event
+        (the host's launch is inside the timed region) and before the end event (work on any
+        stream ends inside it). The next call's flush is launched as soon as the end event is
+        recorded, so the GPU flushes while the host reads the time: a 50 us kernel's calls
+        spent as long on the host between calls as in the flush."""
+        n = len(prepared)
         if self.device == "cpu":
-            start = time.perf_counter_ns()
-            results = self.call(prepared)
-            return time.perf_counter_ns() - start, results, flushed
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        torch.cuda.synchronize()
-        start.record()
-        results = self.call(prepared)
-        torch.cuda.synchronize()  # work on any stream ends inside the timed region
-        end.record()
-        end.synchronize()
-        return int(start.elapsed_time(end) * 1e6), results, flushed
+            for i in range(count):
+                k = i % n
+                results = None
+                if flush_ranges is not None:
+                    tally.flushed += self.flush(flush_ranges[k], host_address)
+                start = time.perf_counter_ns()
+                results = self.call(prepared[k])
+                tally.ns.append(time.perf_counter_ns() - start)
+                if i + n >= count:
+                    last(k, results)
+            return
+        if self.events is None:
+            self.events = (torch.cuda.Event(enable_timing=True),
+                           torch.cuda.Event(enable_timing=True))
+        start, end = self.events
+        if flush_ranges is not None:
+            tally.flushed += self.flush(flush_ranges[0], host_address)
+        for i in range(count):
+            k = i % n
+            results = None
+            _synchronize()
+            start.record()
+            results = self.call(prepared[k])
+            _synchronize()
+            end.record()
+            if flush_ranges is not None and i + 1 < count:
+                tally.flushed += self.flush(flush_ranges[(i + 1) % n], host_address)
+            end.synchronize()
+            tally.ns.append(int(start.elapsed_time(end) * 1e6))
+            if i + n >= count:
+                last(k, results)
+
+
+class Tally:
+    """What timed calls measured: each call's ns, and the bytes flushed from the caches."""
+
+    def __init__(self):
+        self.ns, self.flushed = [], 0
+
+
+def _synchronize():
+    """Waits for all work on the current GPU (torch.cuda.synchronize without its device guard,
+    which costs a few microseconds on every call of a timed loop)."""
+    _device_synchronize()
+
+
+_device_synchronize = getattr(torch._C, "_cuda_synchronize", None) or torch.cuda.synchronize
 
 
 def torch_dtype(kope_dtype):

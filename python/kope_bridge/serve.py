@@ -393,7 +393,8 @@ class Server:
         checked for count, dtype and size: the parent never reads them, and a batch of 1 ms
         calls would otherwise spend most of its time copying (a store into the arena copies
         the output once more: 3 ms for 6.4 GB, at every TIME request of a large problem)."""
-        ns, flushed = [], 0
+        from .kernels import Tally
+        tally = Tally()
         self.copy_ns = 0
         try:  # a copy that fails (the GPU's memory full) is the call's error, as the kernel's
             views = []
@@ -404,31 +405,29 @@ class Server:
             inputs_before = self.snapshot_inputs(rotation[0]) if verified else None
             if not verified:
                 self.inputs_resident = True
-            ranges = [self.ranges(spec) for spec in rotation]
-            for i in range(count):
-                k = i % len(rotation)
-                inputs, outputs = views[k]
-                # The previous call's results go before the next call runs: a problem's output
-                # is gigabytes (87_conv_pointwise_2D: 8 GB), and holding two of them is
-                # memory neither the reference nor the candidate needs.
-                results = None
-                t, results, f = self.kernel.timed(inputs, ranges[k] if flush else None,
-                                                  self.host_address)
-                ns.append(t)
-                flushed += f
-                if not verified and i + len(rotation) >= count:
+            prepared = [self.kernel.prepare(inputs) for inputs, _ in views]
+            kept = []
+
+            def last(k, results):
+                if verified:  # one call, on one set: its results go to the arena
+                    kept.append(results)
+                else:
                     # The last call on each set: its results are what the task's outputs
                     # take (the torch.compile reference point is never CALLed).
-                    self.kernel.checked(results, outputs)
-            if verified:  # one call, on one set
-                self.kernel.store(results, views[0][1])
+                    self.kernel.checked(results, views[k][1])
+
+            self.kernel.timed_calls(
+                prepared, count, [self.ranges(spec) for spec in rotation] if flush else None,
+                self.host_address, last, tally)
+            if verified:
+                self.kernel.store(kept.pop(), views[0][1])
                 self.download(rotation[0], inputs_before)
         except p.ProtocolError:
             raise
         except Exception as e:  # any failure of the problem's or the candidate's code
-            return p.reply_payload(p.KERNEL_ERROR, rc=1, flushed_bytes=flushed, ns=ns,
-                                   message=describe_error(e), copy_ns=self.copy_ns)
-        return p.reply_payload(ns=ns, flushed_bytes=flushed, copy_ns=self.copy_ns)
+            return p.reply_payload(p.KERNEL_ERROR, rc=1, flushed_bytes=tally.flushed,
+                                   ns=tally.ns, message=describe_error(e), copy_ns=self.copy_ns)
+        return p.reply_payload(ns=tally.ns, flushed_bytes=tally.flushed, copy_ns=self.copy_ns)
 
 
 def describe_error(e):

@@ -9,6 +9,7 @@ from unittest import mock
 
 import torch
 
+from . import kernels
 from . import serve
 
 
@@ -53,43 +54,38 @@ class WarmUpTest(unittest.TestCase):
             serve.warm_up(torch, "cpu", compiler=True)
 
 
+def cpu_kernel(call):
+    """A TorchKernel on the CPU that runs `call(prepared)` instead of a problem."""
+    kernel = object.__new__(kernels.TorchKernel)  # no problem loaded: the timing loop alone
+    kernel.device, kernel.events, kernel.flusher = "cpu", None, None
+    kernel.call = call
+    kernel.prepare = lambda inputs: inputs
+    return kernel
+
+
 class TimedCallsTest(unittest.TestCase):
     def test_each_call_runs_after_the_previous_calls_results_are_gone(self):
-        results, alive = [], []
+        results, alive, last = [], [], []
 
-        class Kernel:
-            def timed(self, inputs, flush_ranges, host_address):
-                alive.append(sum(r() is not None for r in results))
-                out = [torch.zeros(1)]
-                results.append(weakref.ref(out[0]))
-                return 1000, out, 0
+        def call(prepared):
+            alive.append(sum(r() is not None for r in results))
+            out = [torch.zeros(1)]
+            results.append(weakref.ref(out[0]))
+            return out
 
-            def checked(self, results, outputs):
-                return results
-
-        server = object.__new__(serve.Server)  # no runner: timed_calls alone
-        server.kernel, server.inputs_resident, server.host_address = Kernel(), True, 0
-        with mock.patch.object(serve.Server, "tensors", return_value=([], [])), \
-                mock.patch.object(serve.Server, "ranges", return_value=[]):
-            server.timed_calls([object(), object()], 5, False, verified=False)
+        tally = kernels.Tally()
+        cpu_kernel(call).timed_calls(["a", "b"], 5, None, 0, lambda k, r: last.append(k), tally)
         self.assertEqual(alive, [0] * 5)
+        self.assertEqual(len(tally.ns), 5)
+        self.assertEqual(last, [1, 0])  # the last call on each set: calls 4 (set b) and 5 (a)
 
     def test_only_a_verified_call_stores_its_outputs_in_the_arena(self):
         stored, checked = [], []
-
-        class Kernel:
-            def timed(self, inputs, flush_ranges, host_address):
-                return 1000, [torch.zeros(1)], 0
-
-            def checked(self, results, outputs):
-                checked.append(results)
-                return results
-
-            def store(self, results, outputs):
-                stored.append(results)
-
-        server = object.__new__(serve.Server)
-        server.kernel, server.inputs_resident, server.host_address = Kernel(), True, 0
+        kernel = cpu_kernel(lambda prepared: [torch.zeros(1)])
+        kernel.checked = lambda results, outputs: checked.append(results) or results
+        kernel.store = lambda results, outputs: stored.append(results)
+        server = object.__new__(serve.Server)  # no runner: timed_calls alone
+        server.kernel, server.inputs_resident, server.host_address = kernel, True, 0
         server.mirror, server.device_shared = None, False
         with mock.patch.object(serve.Server, "tensors", return_value=([], [])), \
                 mock.patch.object(serve.Server, "ranges", return_value=[]):
@@ -98,6 +94,20 @@ class TimedCallsTest(unittest.TestCase):
             self.assertEqual(len(checked), 2)  # once checked, the last call on each set
             server.timed_calls([object()], 1, False, verified=True)
         self.assertEqual(len(stored), 1)
+
+    def test_a_failing_call_keeps_the_times_before_it(self):
+        calls = []
+
+        def call(prepared):
+            calls.append(prepared)
+            if len(calls) == 3:
+                raise RuntimeError("the third call fails")
+            return [torch.zeros(1)]
+
+        tally = kernels.Tally()
+        with self.assertRaises(RuntimeError):
+            cpu_kernel(call).timed_calls(["a"], 5, None, 0, lambda k, r: None, tally)
+        self.assertEqual(len(tally.ns), 2)
 
 
 if __name__ == "__main__":
