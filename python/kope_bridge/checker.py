@@ -35,14 +35,25 @@ from .kernels import compared_dtype, torch_dtype
 # sum of a few bytes collides (a loss's 4 bytes, two trials apart, once in a few hundred).
 SMALL_OUTPUT_BYTES = 4096
 
+# Allocations shared with a candidate that stay while it maps another size: all those up to this
+# many bytes, and one larger.
+KEPT_SHARED_BYTES = 256 << 20
+
 # DRAW's modes (Runner::DrawMode).
 DRAW_TRIAL, DRAW_PERTURB, DRAW_TIMING, DRAW_TIMING_SHARED = 0, 1, 2, 3
+
+
+def input_seed(seed, i):
+    """Input i's own seed for fast_draw (two inputs of one law must not get the same values)."""
+    return (seed + i * 0x9E3779B97F4A7C15) & ((1 << 63) - 1)
 
 
 class Checker:
     def __init__(self, server):
         self.server = server
         self.peer = None  # the memory shared with the candidate: nbytes, tensor, keep (owners)
+        self.peers = {}  # every allocation shared with that candidate, by bytes
+        self.peer_token = None  # the candidate they are shared with
         self.guard = None  # the guard bytes of the last POISON, on the device
         self.guard_bytes = b""
         self.comparer = Comparer()
@@ -59,20 +70,35 @@ class Checker:
         # where the hash does not serve: checksums before and after the call, and CHECK
         # compares the two copies.
         self.input_hashes = None  # ranges, values (0-d int64 tensors), key, hasher (the module)
+        # After a REF_CALL, what tells whether the call wrote the reference's own inputs (their
+        # ranges, the hashes or checksums from before it): looked at only when those inputs are
+        # read again (_settle_inputs). A trial's last REF_CALL is followed by the next trial's
+        # draw, which rewrites them: its pass over the inputs is never made.
+        self.unsettled = None
+        self.draw_ok = {}  # (device, dtype) -> fast_draw where it passed draw_works, else None
 
     # -- SHARE -------------------------------------------------------------------------------
     def share(self, r):
-        """Memory for the candidate `token` names: kept while the same candidate maps it again
-        (its check and bench sizes), fresh for another one (a process that mapped the last
-        candidate's memory may not have ended yet)."""
+        """Memory for the candidate `token` names, `nbytes` of it: each size of the same
+        candidate is kept while it maps them in turn (its check sizes, its bench size, then
+        again after timing: the export and the release cost milliseconds each), all of them
+        fresh for another candidate (a process that mapped the last candidate's memory may not
+        have ended yet). Of the sizes not in use, only small ones and one large one stay."""
         nbytes, token = r.take("=Q"), r.take("=Q")
         if not r.at_end() or nbytes == 0:
             raise p.ProtocolError("malformed SHARE")
-        if self.peer is None or self.peer.nbytes != nbytes or self.peer.token != token:
+        if self.peer_token != token:
             self.release()
-            self.peer = self._allocate(nbytes)
-            self.peer.token = token
-            # Fresh memory holds none of the inputs, and no call of it has been checked.
+            self.peer_token = token
+        peer = self.peers.get(nbytes)
+        if peer is None:
+            if nbytes > KEPT_SHARED_BYTES:
+                for size in [n for n in self.peers if n > KEPT_SHARED_BYTES]:
+                    self._release(self.peers.pop(size))
+            peer = self.peers[nbytes] = self._allocate(nbytes)
+        if peer is not self.peer:
+            self.peer = peer
+            # Memory just mapped holds none of the inputs, and no call of it has been checked.
             self.ungiven, self.input_hashes, self.expected = None, None, None
         return p.reply_payload(), self.peer.fd
 
@@ -97,9 +123,13 @@ class Checker:
                                                                  self.server.device))
 
     def release(self):
-        if self.peer is None:
-            return
-        peer, self.peer = self.peer, None
+        """Releases every allocation shared with the current candidate."""
+        peers, self.peers, self.peer, self.peer_token = self.peers, {}, None, None
+        for peer in peers.values():
+            self._release(peer)
+
+    @staticmethod
+    def _release(peer):
         peer.tensor = None
         if isinstance(peer.keep, mmap.mmap):
             try:
@@ -139,6 +169,10 @@ class Checker:
         if not r.at_end() or any(d.kind > 5 for d in dists) or mode > DRAW_TIMING_SHARED:
             raise p.ProtocolError("malformed DRAW")
         self.expected = None  # a CHECK needs the REF_CALL on these inputs
+        if mode == DRAW_PERTURB:
+            self._settle_inputs()  # a perturbation starts from the trial's inputs
+        else:
+            self.unsettled = None  # every input is drawn again
         if mode >= DRAW_TIMING:
             ranges = [x.byte_range(s.arena_bytes) for x in spec.inputs]
             if mode == DRAW_TIMING_SHARED:
@@ -146,9 +180,8 @@ class Checker:
                     self._peer(offset, nbytes)
             # Timing's inputs replace the trial's: a REF_CALL needs a trial's DRAW first.
             self.draws, self.ungiven, self.input_hashes = [], None, None
-            self._draw(seed, False, spec, dists)
+            self._draw(seed, False, spec, dists, give=mode == DRAW_TIMING_SHARED)
             if mode == DRAW_TIMING_SHARED:
-                self._give_inputs(ranges)
                 self._synchronize()
             s.inputs_resident = True  # until the next MAP, CALL or REF_CALL
             s.host_stale = s.mirror is not None and not s.device_shared
@@ -160,36 +193,118 @@ class Checker:
         elif not self.draws:
             raise p.ProtocolError("a perturbing DRAW before a trial's")
         self.draws.append((seed, perturb, spec, dists))
-        changed = self._draw(seed, perturb, spec, dists)
         if not perturb:
             self.ungiven, self.input_hashes = None, None  # hashed as REF_CALL gives them
+            if self._gives_in_draw(spec, dists):
+                self._draw_given(seed, spec, dists)
+            else:
+                self._draw(seed, False, spec, dists)
         else:
+            changed, _ = self._draw(seed, True, spec, dists)
             if self.ungiven is not None:
                 self.ungiven += [(at, size) for at, size, _ in changed]
             self._rehash(spec, changed)
         return p.reply_payload()
 
-    def _draw(self, seed, perturb, spec, dists):
-        """Draws into the own inputs; returns, for each element a perturbation changed, its
-        byte offset and size and its old value (a 1-element tensor)."""
+    def _draw(self, seed, perturb, spec, dists, give=False, key=None):
+        """Draws into the own inputs (with `give`, the same values into the candidate's slots;
+        with `key`, fast_compare.new_key's, hashed as they are given). Returns, for each element
+        a perturbation changed, its byte offset and size and its old value (a 1-element
+        tensor); and with `key`, each input's keyed hash and the word type it is over.
+        Floating-point inputs of a normal or uniform law are drawn by fast_draw where it works
+        (the same values in every process), the rest with torch's generator."""
         s = self.server
-        changed = []
+        changed, hashes = [], []
         device = self._own(0, 0).device
         generator = torch.Generator(device=device)
         generator.manual_seed(seed & ((1 << 63) - 1))
-        for slot, d in zip(spec.inputs, dists):
+        for i, (slot, d) in enumerate(zip(spec.inputs, dists)):
             offset, nbytes = slot.byte_range(s.arena_bytes)
             t = self._own(offset, nbytes).view(torch_dtype(slot.dtype))
-            if t.numel() == 0:
-                continue
             if perturb:
-                j, old = self._perturb(t, d, generator)
-                changed.append((offset + j * t.element_size(), t.element_size(), old))
+                if t.numel():
+                    j, old = self._perturb(t, d, generator)
+                    changed.append((offset + j * t.element_size(), t.element_size(), old))
                 continue
-            d.fill(t, generator)
+            peer = self._peer(offset, nbytes).view(t.dtype) if give else None
+            fast = self._fast_draw(t.dtype, d)
+            if fast is not None:
+                h = fast.draw(t, input_seed(seed, i), d.kind, d.mean, d.stddev, d.low, d.high,
+                              peer=peer, key=key)
+                if key is not None:
+                    hashes.append((h, fast.WORDS[t.dtype]))
+                continue
+            if t.numel():
+                d.fill(t, generator)
+            if key is not None:
+                own_words, peer_words = as_words(self._own(offset, nbytes),
+                                                 self._peer(offset, nbytes))
+                hashes.append((self.comparer.triton.keyed_hash(own_words, key,
+                                                               copy_to=peer_words),
+                               own_words.dtype))
+            elif give:
+                peer.copy_(t)
         # Not waited for: this runner's next request runs after it on the same stream, and
         # whatever gives the inputs to another process synchronizes first.
-        return changed
+        return changed, hashes
+
+    def _fast_draw(self, dtype, d):
+        """fast_draw where it serves `dtype` and the law `d` on the own tensors' device (and
+        passed draw_works there), else None."""
+        device = self._own(0, 0).device
+        if self.comparer.triton_module(device) is None:
+            return None
+        from . import fast_draw  # Triton is there
+        if not fast_draw.serves(dtype, d.kind, d.low, d.high):
+            return None
+        if (device, dtype) not in self.draw_ok:
+            try:
+                self.draw_ok[device, dtype] = fast_draw if fast_draw.draw_works(
+                    dtype, device) else None
+            except Exception:  # noqa: BLE001 (no compiler, a failing launch)
+                self.draw_ok[device, dtype] = None
+        return self.draw_ok[device, dtype]
+
+    def _gives_in_draw(self, spec, dists):
+        """Whether a trial's DRAW gives the candidate its inputs and hashes them as it draws
+        them (every input drawn by fast_draw or hashable by keyed_hash, the shared memory
+        there, no two inputs sharing a word); else REF_CALL gives them."""
+        s = self.server
+        if self.peer is None:
+            return False
+        try:
+            ranges = [x.byte_range(s.arena_bytes) for x in spec.inputs]
+            for offset, nbytes in ranges:
+                self._peer(offset, nbytes)
+        except p.ProtocolError:
+            return False
+        spans = sorted(r for r in ranges if r[1])
+        if not ranges or not all(a[0] + a[1] <= b[0] for a, b in zip(spans, spans[1:])):
+            return False
+        for slot, d, (offset, nbytes) in zip(spec.inputs, dists, ranges):
+            fast = self._fast_draw(torch_dtype(slot.dtype), d)
+            own = self._own(offset, nbytes)
+            words = fast.WORDS[torch_dtype(slot.dtype)] if fast is not None else \
+                as_words(own, self._peer(offset, nbytes))[0].dtype
+            if not self.comparer.keyed_usable(words, own.device):
+                return False
+        return True
+
+    def _draw_given(self, seed, spec, dists):
+        """A trial's draw into both copies, hashed as it is written (_gives_in_draw): REF_CALL
+        then gives nothing. On a failing launch, drawn again the plain way (REF_CALL gives)."""
+        hasher = self.comparer.triton
+        key = hasher.new_key(secrets.randbits(124))
+        try:
+            _, hashed = self._draw(seed, False, spec, dists, give=True, key=key)
+        except Exception:  # noqa: BLE001 (a failing launch: not trusted again in this process)
+            self.draw_ok = {k: None for k in self.draw_ok}
+            self._draw(seed, False, spec, dists)
+            return
+        self.input_hashes = types.SimpleNamespace(
+            ranges=[x.byte_range(self.server.arena_bytes) for x in spec.inputs],
+            values=[h for h, _ in hashed], words=[w for _, w in hashed], key=key, hasher=hasher)
+        self.ungiven = []
 
     def _synchronize(self):
         if self._own(0, 0).device.type == "cuda":
@@ -222,7 +337,7 @@ class Checker:
             for at, size, old in changed:
                 i = next(k for k, (o, n) in enumerate(h.ranges) if o <= at < o + n)
                 offset, nbytes = h.ranges[i]
-                words = as_words(self._own(offset, nbytes), self._peer(offset, nbytes))[0]
+                words = self._own(offset, nbytes).view(h.words[i])
                 width = words.element_size()
                 first, last = (at - offset) // width, (at + size - 1 - offset) // width
                 after = bytes(words[first:last + 1].view(torch.uint8).cpu().tolist())
@@ -261,6 +376,7 @@ class Checker:
         for offset, nbytes in inputs_ranges:
             self._peer(offset, nbytes)
         s.inputs_resident = False
+        self._settle_inputs()
         if self.ungiven is None:
             self.input_hashes = self._give_inputs_hashed(inputs_ranges)
         else:
@@ -273,13 +389,10 @@ class Checker:
         ns, results, _ = s.kernel.timed(inputs, None, s.host_address)
         self.expected = self._kept(s.kernel.checked(results, outputs))
         del results
-        if self._wrote_inputs(inputs_ranges, hashed, before):
-            # The reference wrote its inputs in place: they are drawn again from the trial's
-            # seeds, and CHECK compares the candidate's copy with them. Told from the
-            # reference's own memory, which no other process reaches: a comparison with the
-            # candidate's copy would miss a candidate that writes it as the reference does.
-            for draw in self.draws:
-                self._draw(*draw)
+        if hashed is not None:  # as they are now: a perturbation updates input_hashes
+            hashed = types.SimpleNamespace(values=list(hashed.values), key=hashed.key,
+                                           hasher=hashed.hasher, words=hashed.words)
+        self.unsettled = (inputs_ranges, hashed, before)
         summary = [self._fingerprint(e, p.DTYPES[x.dtype][1])
                    for e, x in zip(self.expected, spec.outputs)] if summarize else None
         self._synchronize()
@@ -304,6 +417,20 @@ class Checker:
             kept.append(t.view(torch.uint8) if t.dtype == torch.bool else t)  # compared_dtype
         return kept
 
+    def _settle_inputs(self):
+        """Before the reference's own inputs are read again after a REF_CALL: if the call wrote
+        them in place, they are drawn again from the trial's seeds (and CHECK compares the
+        candidate's copy with them). Told from the reference's own memory, which no other
+        process reaches: a comparison with the candidate's copy would miss a candidate that
+        writes it as the reference does."""
+        if self.unsettled is None:
+            return
+        ranges, hashed, before = self.unsettled
+        self.unsettled = None
+        if self._wrote_inputs(ranges, hashed, before):
+            for draw in self.draws:
+                self._draw(*draw)
+
     def _hashes_for(self, ranges):
         """input_hashes where they cover these byte ranges, else None."""
         if self.input_hashes is None or self.input_hashes.ranges != ranges:
@@ -317,8 +444,8 @@ class Checker:
         if hashed is None:
             return self._input_sums(ranges) != sums_before
         try:
-            now = [hashed.hasher.keyed_hash(as_words(self._own(o, n), self._peer(o, n))[0],
-                                            hashed.key) for o, n in ranges]
+            now = [hashed.hasher.keyed_hash(self._own(o, n).view(w), hashed.key)
+                   for (o, n), w in zip(ranges, hashed.words)]
             return bool(torch.stack([a != b for a, b in zip(now, hashed.values)]).any())
         except Exception:  # noqa: BLE001 (a failing launch)
             self.input_hashes = None
@@ -346,7 +473,7 @@ class Checker:
             try:
                 values = [hasher.keyed_hash(own, key, copy_to=peer) for own, peer in pairs]
                 return types.SimpleNamespace(ranges=list(ranges), values=values, key=key,
-                                             hasher=hasher)
+                                             hasher=hasher, words=[own.dtype for own, _ in pairs])
             except Exception:  # noqa: BLE001 (a failing launch: compared byte by byte)
                 for own, _ in pairs:
                     self.comparer.keyed_ok[own.device, own.dtype] = False
@@ -413,7 +540,11 @@ class Checker:
                 for e, x in zip(self.expected, spec.outputs)):
             raise p.ProtocolError("CHECK before REF_CALL, or not of its call")
         result = {"input": -1, "guard": None, "outputs": []}
+        if self._hashes_for([x.byte_range(s.arena_bytes) for x in spec.inputs]) is None:
+            self._settle_inputs()  # the candidate's inputs are compared with the reference's
         first = self._first_read(spec, tolerances)
+        if first is None:
+            self._settle_inputs()
         for i, slot in enumerate(spec.inputs):
             offset, nbytes = slot.byte_range(s.arena_bytes)
             if (first.input_differs[i] if first else
@@ -462,7 +593,8 @@ class Checker:
                 offset, nbytes = slot.byte_range(s.arena_bytes)
                 peer, own = as_words(self._peer(offset, nbytes), self._own(offset, nbytes))
                 if hashed is not None:  # the candidate's copy alone, read once
-                    flags.append(hashed.hasher.keyed_hash(peer, hashed.key) != hashed.values[i])
+                    words = self._peer(offset, nbytes).view(hashed.words[i])
+                    flags.append(hashed.hasher.keyed_hash(words, hashed.key) != hashed.values[i])
                 else:
                     flags.append(comparer.triton.differ(peer, own))
             for k, slot in enumerate(spec.outputs):

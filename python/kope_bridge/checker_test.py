@@ -6,6 +6,7 @@ import math
 import struct
 import types
 import unittest
+from unittest import mock
 
 import torch
 
@@ -315,6 +316,47 @@ def runner_with_arena(nbytes=256, shared=False):
     return c, server
 
 
+class ShareTest(unittest.TestCase):
+    """SHARE on the host (memfds): one allocation per size and candidate."""
+
+    @staticmethod
+    def share(c, nbytes, token):
+        reply, fd = c.share(p.Reader(struct.pack("=QQ", nbytes, token)))
+        return c.peer, fd
+
+    def test_a_candidates_sizes_are_kept_while_it_maps_them_in_turn(self):
+        c, _ = runner_with_arena()
+        check, _ = self.share(c, 4096, 7)
+        bench, _ = self.share(c, 1 << 20, 7)
+        c.input_hashes, c.ungiven = object(), []  # the bench size's state
+        again, _ = self.share(c, 4096, 7)
+        self.assertIs(again, check)  # the same memory, not a fresh export
+        self.assertIsNone(c.input_hashes)  # and nothing known about what it holds
+        self.assertIsNone(c.ungiven)
+        self.assertIs(self.share(c, 1 << 20, 7)[0], bench)
+
+    def test_another_candidate_gets_fresh_memory_of_every_size(self):
+        c, _ = runner_with_arena()
+        first, _ = self.share(c, 4096, 7)
+        first.tensor[:4] = 9
+        fresh, _ = self.share(c, 4096, 8)
+        self.assertIsNot(fresh, first)
+        self.assertFalse(bool(fresh.tensor.ne(0).any()))
+        self.assertIsNone(first.tensor)  # released
+        self.assertEqual(list(c.peers), [4096])
+
+    def test_one_large_allocation_stays_besides_the_one_in_use(self):
+        c, _ = runner_with_arena()
+        with mock.patch.object(checker, "KEPT_SHARED_BYTES", 8192):
+            small, _ = self.share(c, 4096, 1)
+            large, _ = self.share(c, 16384, 1)
+            self.assertEqual(sorted(c.peers), [4096, 16384])
+            other, _ = self.share(c, 32768, 1)  # a second large size replaces the first
+            self.assertEqual(sorted(c.peers), [4096, 32768])
+            self.assertIsNone(large.tensor)
+            self.assertIs(self.share(c, 4096, 1)[0], small)
+
+
 class TimingDrawTest(unittest.TestCase):
     def test_timing_shared_draws_own_inputs_and_gives_them_to_the_shared_memory(self):
         c, server = runner_with_arena(shared=True)
@@ -402,6 +444,7 @@ class ReferenceCallTest(unittest.TestCase):
         c, server = self.checker(lambda x: [x.relu_()])
         c.draw(p.Reader(draw_payload(31, checker.DRAW_TRIAL)))
         self.ref_call(c)
+        c._settle_inputs()  # as the next read of the reference's inputs does
         own_in = server.host[:64].view(torch.float32)
         self.assertTrue(bool((own_in < 0).any()))  # drawn again: the trial's inputs
         self.assertTrue(torch.equal(c.expected[0], own_in.relu()))  # kept apart from them
@@ -420,6 +463,7 @@ class ReferenceCallTest(unittest.TestCase):
         holder["c"] = c
         c.draw(p.Reader(draw_payload(51, checker.DRAW_TRIAL)))
         self.ref_call(c)
+        c._settle_inputs()
         own_in = server.host[:64].view(torch.float32)
         self.assertTrue(bool((own_in < 0).any()))  # drawn again: its own write was seen
         self.assertIn('"input": 0', self.findings(c, own_in.relu()))
@@ -440,6 +484,7 @@ class ReferenceCallTest(unittest.TestCase):
                 self.ref_call(c)
                 c.draw(p.Reader(draw_payload(96, checker.DRAW_PERTURB)))
                 self.ref_call(c)
+                c._settle_inputs()
                 own_in = server.host[:64].view(torch.float32)
                 self.assertTrue(bool((own_in < 0).any()))  # drawn again after the write
                 if candidate_writes:  # as the reference wrote its own
@@ -453,11 +498,29 @@ class ReferenceCallTest(unittest.TestCase):
         for trial in range(2):
             c.draw(p.Reader(draw_payload(70 + trial, checker.DRAW_TRIAL)))
             self.ref_call(c)
-            self.assertTrue(bool((own_in < 0).any()))
             c.draw(p.Reader(draw_payload(80 + trial, checker.DRAW_PERTURB)))
+            self.assertTrue(bool((own_in < 0).any()))  # drawn again before the perturbation
+            # The perturbed call ran on the trial's inputs (one element changed), not on the
+            # ones the first call wrote.
+            perturbed = own_in.clone()
             self.ref_call(c)
+            self.assertTrue(torch.equal(c.expected[0], perturbed.relu()))
+            c._settle_inputs()
             self.assertTrue(bool((own_in < 0).any()))
             self.assertIn('"input": -1', self.findings(c, own_in.relu()))
+
+    def test_a_trials_last_reference_call_is_not_followed_by_a_pass_over_its_inputs(self):
+        # Whether a REF_CALL wrote the reference's inputs is told when they are read again (a
+        # perturbation, the next REF_CALL); after the trial's last call the next trial's draw
+        # rewrites them, and no pass is made.
+        c, _ = self.checker(lambda x: [x * 2])
+        with mock.patch.object(c, "_wrote_inputs", wraps=c._wrote_inputs) as wrote:
+            for trial in range(3):
+                c.draw(p.Reader(draw_payload(40 + trial, checker.DRAW_TRIAL)))
+                self.ref_call(c)
+                c.draw(p.Reader(draw_payload(50 + trial, checker.DRAW_PERTURB)))
+                self.ref_call(c)
+            self.assertEqual(wrote.call_count, 3)  # once per trial, at its perturbation
 
     def test_strided_and_misaligned_results_are_kept_whole(self):
         for name, forward, expected in (

@@ -137,7 +137,7 @@ class Comparer:
         """Whether fast_compare's test serves this dtype: not where Triton is missing or failed
         (never tried again), nor where its answers on fast_compare.crafted_pair differed from
         the eager fast_test's (checked once per dtype and process)."""
-        if self._triton_module(device) is None:
+        if self.triton_module(device) is None:
             return False
         try:
             if dtype not in self.triton_ok:
@@ -153,7 +153,7 @@ class Comparer:
     def keyed_usable(self, dtype, device):
         """Whether fast_compare.keyed_hash serves words of `dtype` on `device`: Triton there,
         and the kernel passed keyed_hash_works (once per process, device and word type)."""
-        if self._triton_module(device) is None:
+        if self.triton_module(device) is None:
             return False
         if (device, dtype) not in self.keyed_ok:
             try:
@@ -162,7 +162,7 @@ class Comparer:
                 self.keyed_ok[device, dtype] = False
         return self.keyed_ok[device, dtype]
 
-    def _triton_module(self, device):
+    def triton_module(self, device):
         """fast_compare for tensors on `device`, imported once; None where Triton does not serve
         that device or is missing or failed."""
         if self.triton is False or device.type not in TRITON_DEVICES:
@@ -186,7 +186,7 @@ class Comparer:
     def checksum(self, raw):
         """A position-weighted sum of a byte range (fast_compare.checksum in one pass where
         Triton serves, else weighted_sum)."""
-        if self._triton_module(raw.device) is not None:
+        if self.triton_module(raw.device) is not None:
             try:
                 return self.triton.checksum(as_words(raw, raw)[0])
             except Exception:  # noqa: BLE001 (a failing launch)
@@ -197,7 +197,7 @@ class Comparer:
         """The checksum of a contiguous 1-D integer tensor's elements, and whether there are
         several, all equal: fast_compare's one pass where Triton serves, else the same sum
         eagerly (weighted_words) and an eager test."""
-        if self._triton_module(words.device) is not None:
+        if self.triton_module(words.device) is not None:
             try:
                 return self.triton.checksum_and_constant(words)
             except Exception:  # noqa: BLE001 (a failing launch)

@@ -264,6 +264,7 @@ class CheckAtOnceTest(checker_test.ReferenceCallTest):
 
     def test_check_hashes_the_candidates_copy_and_the_reference_is_watched_in_one_pass(self):
         c, server = self.checker(lambda x: [x * 2])
+        c._fast_draw = lambda dtype, d: None  # drawn by torch, then copied and hashed
         calls = self.spied(c)
         sums = []
         input_sums = c._input_sums
@@ -272,25 +273,33 @@ class CheckAtOnceTest(checker_test.ReferenceCallTest):
         peer_byte = c.peer.tensor[36:37]  # a byte of the candidate's element 9
         for trial in range(2):
             with self.subTest(trial=trial):
+                calls.clear()
                 c.draw(checker_test.p.Reader(checker_test.draw_payload(91 + trial,
                                                                        checker.DRAW_TRIAL)))
+                self.assertEqual(calls, ["keyed_hash"])  # the copy, given as drawn
                 calls.clear()
                 self.ref_call(c)
-                self.assertEqual(calls, ["keyed_hash", "keyed_hash"])  # the copy, after the call
+                self.assertEqual(calls, [])
                 calls.clear()
                 self.assertIn('"input": -1', self.findings(c, own_in * 2))
                 self.assertEqual(calls, ["keyed_hash"])  # the candidate's copy alone
                 peer_byte ^= 1  # the candidate's write
                 self.assertIn('"input": 0', self.findings(c, own_in * 2))
                 peer_byte ^= 1
-                # A perturbation updates the hash: CHECK still reads the candidate's copy only.
+                # A perturbation reads the reference's inputs: whether the call wrote them is
+                # told first, by their hash. It updates the hash: CHECK still reads the
+                # candidate's copy only.
+                calls.clear()
                 c.draw(checker_test.p.Reader(checker_test.draw_payload(93 + trial,
                                                                        checker.DRAW_PERTURB)))
+                self.assertEqual(calls, ["keyed_hash"])
                 fresh = fast_compare.keyed_hash(own_in.view(torch.int64), c.input_hashes.key)
                 self.assertEqual(int(c.input_hashes.values[0]), int(fresh))
                 calls.clear()
                 self.ref_call(c)
-                self.assertEqual(calls, ["keyed_hash"])  # after the call
+                # The trial's last call: the next trial's draw rewrites the reference's inputs,
+                # and nothing reads them before it.
+                self.assertEqual(calls, [])
                 calls.clear()
                 self.assertIn('"input": -1', self.findings(c, own_in * 2))
                 self.assertEqual(calls, ["keyed_hash"])
@@ -320,7 +329,8 @@ class CheckAtOnceTest(checker_test.ReferenceCallTest):
 
     def test_a_keyed_hash_that_failed_its_check_is_not_used(self):
         c, server = self.checker(lambda x: [x * 2])
-        c.comparer.keyed_ok[torch.device("cpu"), torch.int64] = False
+        for words in (torch.int64, torch.int32):  # as_words' type, and fast_draw's
+            c.comparer.keyed_ok[torch.device("cpu"), words] = False
         c.draw(checker_test.p.Reader(checker_test.draw_payload(93, checker.DRAW_TRIAL)))
         self.ref_call(c)
         self.assertIsNone(c.input_hashes)
@@ -336,6 +346,7 @@ class CheckAtOnceTest(checker_test.ReferenceCallTest):
         for devices in (("cpu",), ()):
             comparison.TRITON_DEVICES = devices
             c, _ = self.checker(lambda x: [x * 2])
+            c._fast_draw = lambda dtype, d: None  # the same inputs on both paths
             c.draw(checker_test.p.Reader(checker_test.draw_payload(41, checker.DRAW_TRIAL)))
             self.ref_call(c)
             output = c.expected[0].clone()
@@ -380,6 +391,38 @@ class CheckAtOnceTest(checker_test.ReferenceCallTest):
                     self.assertEqual(at_once, expected)
                 else:
                     self.assertEqual(at_once["outputs"][0]["mismatches"], 1)
+
+    def test_a_trials_draw_gives_and_hashes_the_inputs_it_draws(self):
+        c, server = self.checker(lambda x: [x * 2])
+        calls = self.spied(c)
+        own_in = server.host[:64].view(torch.float32)
+        peer_in = c.peer.tensor[:64].view(torch.float32)
+        c.draw(checker_test.p.Reader(checker_test.draw_payload(61, checker.DRAW_TRIAL)))
+        self.assertEqual(c.ungiven, [])  # nothing left for REF_CALL to give
+        self.assertTrue(torch.equal(peer_in, own_in))
+        self.assertEqual(c.input_hashes.words, [torch.int32])  # over the float32 elements
+        self.assertEqual(int(c.input_hashes.values[0]),
+                         int(fast_compare.keyed_hash(own_in.view(torch.int32),
+                                                     c.input_hashes.key)))
+        self.ref_call(c)
+        self.assertEqual(calls, [])  # no copy, no hash
+        self.assertIn('"input": -1', self.findings(c, own_in * 2))
+        peer_in[3] = -peer_in[3]
+        self.assertIn('"input": 0', self.findings(c, own_in * 2))
+        peer_in[3] = -peer_in[3]
+        c.draw(checker_test.p.Reader(checker_test.draw_payload(62, checker.DRAW_PERTURB)))
+        self.assertEqual(int(c.input_hashes.values[0]),
+                         int(fast_compare.keyed_hash(own_in.view(torch.int32),
+                                                     c.input_hashes.key)))
+        self.ref_call(c)
+        self.assertTrue(torch.equal(peer_in, own_in))  # the perturbed element, given
+        self.assertIn('"input": -1', self.findings(c, own_in * 2))
+        # The timing draw of another process (torch.compile's) draws the same values.
+        other, other_server = self.checker(lambda x: [x * 2])
+        c.draw(checker_test.p.Reader(checker_test.draw_payload(63, checker.DRAW_TIMING_SHARED)))
+        other.draw(checker_test.p.Reader(checker_test.draw_payload(63, checker.DRAW_TIMING)))
+        self.assertTrue(torch.equal(other_server.host[:64], server.host[:64]))
+        self.assertTrue(torch.equal(c.peer.tensor[:64], server.host[:64]))
 
     def test_what_the_first_read_found_is_not_read_again(self):
         c, _ = self.checker(lambda x: [x * 2])
@@ -446,6 +489,7 @@ class MixedInputsHashTest(unittest.TestCase):
             checker_test.p.Reader(mixed_spec() + struct.pack("=B", 0)))
 
         def hashes_hold():
+            c._settle_inputs()  # as the next read of the reference's inputs does
             h = c.input_hashes
             self.assertIsNotNone(h)
             for (offset, nbytes), value in zip(h.ranges, h.values):
