@@ -1,6 +1,6 @@
-"""The reference runner's check kernels on a GPU (python/kope_bridge/fast_compare.py), each
-timed on one tensor of a large problem's size against the bytes it must move, beside a plain
-device copy of the same bytes (the bandwidth ceiling measured in the same run).
+"""The reference runner's check and draw kernels on a GPU (python/kope_bridge/fast_compare.py,
+fast_draw.py), each timed on one tensor of a large problem's size against the bytes it must move,
+beside a plain device copy of the same bytes (the bandwidth ceiling measured in the same run).
 
     PYTHONPATH=python python3 bench/kernelbench/checker_kernels.py [--gb 6.4] [--repeat 10]
 
@@ -14,7 +14,7 @@ import statistics
 
 import torch
 
-from kope_bridge import fast_compare
+from kope_bridge import fast_compare, fast_draw
 
 
 def timed(fn, repeat):
@@ -55,16 +55,23 @@ def main():
         ("differ", 2, lambda: fast_compare.differ(words_a, words_b)),
         ("checksum_and_constant", 1, lambda: fast_compare._checksum_launch(words_a, True)),
         ("normal_ (f32 draw)", 1, lambda: dst.normal_()),
+        ("uniform_ (f32 draw)", 1, lambda: dst.uniform_(-1.0, 1.0)),
+        # A trial's draw: both copies written and hashed in one kernel (the checker's DRAW).
+        ("fast_draw normal, given", 2,
+         lambda: fast_draw.draw(dst, 7, 0, 0.0, 1.0, 0.0, 0.0, peer=b, key=key)),
+        ("fast_draw uniform, given", 2,
+         lambda: fast_draw.draw(dst, 7, 1, 0.0, 0.0, -1.0, 1.0, peer=b, key=key)),
+        ("fast_draw normal, own", 1, lambda: fast_draw.draw(dst, 7, 0, 0.0, 1.0, 0.0, 0.0)),
         ("fill_ (poison)", 1, lambda: dst.fill_(float("nan"))),
     ]
     rows = [(name, moved * nbytes, timed(fn, args.repeat)) for name, moved, fn in cases]
     ceiling = rows[0][1] / rows[0][2]
     print(f"{torch.cuda.get_device_name()}: one tensor of {nbytes / 1e9:.2f} GB, "
           f"median of {args.repeat}")
-    print(f"{'kernel':24} {'ms':>8} {'GB moved':>9} {'TB/s':>6} {'% of copy':>9}")
+    print(f"{'kernel':26} {'ms':>8} {'GB moved':>9} {'TB/s':>6} {'% of copy':>9}")
     for name, moved, ms in rows:
         rate = moved / ms
-        print(f"{name:24} {ms:8.3f} {moved / 1e9:9.2f} {rate / 1e9:6.2f} "
+        print(f"{name:26} {ms:8.3f} {moved / 1e9:9.2f} {rate / 1e9:6.2f} "
               f"{100 * rate / ceiling:8.0f}%")
 
 
