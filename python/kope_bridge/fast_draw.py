@@ -40,9 +40,12 @@ def _term(v, e, k1, k2, WORD: tl.constexpr):
 
 
 @triton.jit
-def _put(own_ptr, peer_ptr, e, mask, v, k1, k2, GIVE: tl.constexpr, HASH: tl.constexpr,
-         WORD: tl.constexpr):
+def _put(own_ptr, peer_ptr, e, mask, v, low, high, k1, k2, BOUNDED: tl.constexpr,
+         GIVE: tl.constexpr, HASH: tl.constexpr, WORD: tl.constexpr):
     v = v.to(own_ptr.dtype.element_ty)
+    if BOUNDED:  # a value that rounded up to `high` in the element type is `low`, as uniform_'s
+        lo = (tl.zeros(v.shape, dtype=tl.float32) + low).to(own_ptr.dtype.element_ty)
+        v = tl.where(v.to(tl.float32) >= high, lo, v)
     tl.store(own_ptr + e, v, mask=mask)
     if GIVE:
         tl.store(peer_ptr + e, v, mask=mask)
@@ -53,7 +56,7 @@ def _put(own_ptr, peer_ptr, e, mask, v, k1, k2, GIVE: tl.constexpr, HASH: tl.con
 
 
 @triton.jit(do_not_specialize=["seed", "k1", "k2"])
-def _draw_kernel(own_ptr, peer_ptr, partial_ptr, n, seed, scale, shift, k1, k2,
+def _draw_kernel(own_ptr, peer_ptr, partial_ptr, n, seed, scale, shift, high, k1, k2,
                  NORMAL: tl.constexpr, GIVE: tl.constexpr, HASH: tl.constexpr,
                  WORD: tl.constexpr, QUARTER: tl.constexpr):
     pid = tl.program_id(0)
@@ -64,14 +67,18 @@ def _draw_kernel(own_ptr, peer_ptr, partial_ptr, n, seed, scale, shift, k1, k2,
     else:
         r0, r1, r2, r3 = tl.rand4x(seed, counter)
     base = pid.to(tl.int64) * (4 * QUARTER) + q
-    total = _put(own_ptr, peer_ptr, base, base < n, r0 * scale + shift, k1, k2, GIVE, HASH,
-                 WORD)
+    bounded = not NORMAL
+    total = _put(own_ptr, peer_ptr, base, base < n, r0 * scale + shift, shift, high, k1, k2,
+                 bounded, GIVE, HASH, WORD)
     e = base + QUARTER
-    total += _put(own_ptr, peer_ptr, e, e < n, r1 * scale + shift, k1, k2, GIVE, HASH, WORD)
+    total += _put(own_ptr, peer_ptr, e, e < n, r1 * scale + shift, shift, high, k1, k2,
+                  bounded, GIVE, HASH, WORD)
     e = base + 2 * QUARTER
-    total += _put(own_ptr, peer_ptr, e, e < n, r2 * scale + shift, k1, k2, GIVE, HASH, WORD)
+    total += _put(own_ptr, peer_ptr, e, e < n, r2 * scale + shift, shift, high, k1, k2,
+                  bounded, GIVE, HASH, WORD)
     e = base + 3 * QUARTER
-    total += _put(own_ptr, peer_ptr, e, e < n, r3 * scale + shift, k1, k2, GIVE, HASH, WORD)
+    total += _put(own_ptr, peer_ptr, e, e < n, r3 * scale + shift, shift, high, k1, k2,
+                  bounded, GIVE, HASH, WORD)
     if HASH:
         tl.store(partial_ptr + pid, total.to(tl.int64, bitcast=True))
 
@@ -104,7 +111,8 @@ def draw(own, seed, kind, mean, stddev, low, high, peer=None, key=None):
     k1, k2 = key if key is not None else (1 << 62, 1 << 62 | 1)
     word = tl.int32 if WORDS[own.dtype] == torch.int32 else tl.int16
     _draw_kernel[(blocks,)](own, own if peer is None else peer, partial, n,
-                            seed & ((1 << 63) - 1), scale, shift, k1, k2, NORMAL=kind == 0,
+                            seed & ((1 << 63) - 1), scale, shift, float(high), k1, k2,
+                            NORMAL=kind == 0,
                             GIVE=peer is not None, HASH=key is not None, WORD=word,
                             QUARTER=QUARTER)
     return None if key is None else partial.sum()
@@ -112,9 +120,9 @@ def draw(own, seed, kind, mean, stddev, low, high, peer=None, key=None):
 
 def draw_works(dtype, device):
     """Whether draw, as compiled for `device`, makes for `dtype` values of its law (uniform ones
-    within their bounds, normal ones of about their mean and spread), the same ones into both
-    tensors and again for the same seed, others for another seed, and keyed_hash's value of
-    them; over several blocks and a partial last one. Checked once per process, device and
+    within [low, high), normal ones of about their mean and spread), the same ones into both
+    tensors and again for the same seed without them, others for another seed, and
+    keyed_hash's value of them; over several blocks and a partial last one. Checked once per process, device and
     dtype before a draw relies on it."""
     n = 3 * BLOCK + 17
     key = new_key(0x0FED_CBA9_8765_4321_0123_4567_89AB_CDEF)
@@ -124,7 +132,7 @@ def draw_works(dtype, device):
     if int(h) != int(keyed_hash(own.view(words), key)) or not torch.equal(own, peer):
         return False
     u = own.float()
-    if not bool(((u >= 0.25) & (u <= 0.75)).all()) or float(u.std()) < 0.1:
+    if not bool(((u >= 0.25) & (u < 0.75)).all()) or float(u.std()) < 0.1:
         return False
     again = torch.empty_like(own)
     draw(again, 7, 1, 0.0, 1.0, 0.25, 0.75)
@@ -132,7 +140,11 @@ def draw_works(dtype, device):
     draw(other, 8, 1, 0.0, 1.0, 0.25, 0.75)
     if not torch.equal(again, own) or torch.equal(other, own):
         return False
-    draw(own, 9, 0, 2.0, 3.0, 0.0, 0.0)
+    h = draw(own, 9, 0, 2.0, 3.0, 0.0, 0.0, peer=peer, key=key)
+    draw(again, 9, 0, 2.0, 3.0, 0.0, 0.0)
+    if int(h) != int(keyed_hash(own.view(words), key)) or not torch.equal(own, peer) or \
+            not torch.equal(again, own):
+        return False
     x = own.float()
     return bool(x.isfinite().all()) and abs(float(x.mean()) - 2.0) < 0.2 and \
         abs(float(x.std()) - 3.0) < 0.3
