@@ -94,7 +94,10 @@ class Checker:
         if peer is None:
             if nbytes > KEPT_SHARED_BYTES:
                 for size in [n for n in self.peers if n > KEPT_SHARED_BYTES]:
-                    self._release(self.peers.pop(size))
+                    released = self.peers.pop(size)
+                    if released is self.peer:
+                        self.peer = None
+                    self._release(released)
             peer = self.peers[nbytes] = self._allocate(nbytes)
         if peer is not self.peer:
             self.peer = peer
@@ -297,8 +300,9 @@ class Checker:
         key = hasher.new_key(secrets.randbits(124))
         try:
             _, hashed = self._draw(seed, False, spec, dists, give=True, key=key)
-        except Exception:  # noqa: BLE001 (a failing launch: not trusted again in this process)
-            self.draw_ok = {k: None for k in self.draw_ok}
+        except Exception:  # noqa: BLE001 (a launch that failed, the GPU's memory full: this
+            # draw only; the kernel passed draw_works, and every process must keep drawing the
+            # same values for timing)
             self._draw(seed, False, spec, dists)
             return
         self.input_hashes = types.SimpleNamespace(
@@ -426,10 +430,10 @@ class Checker:
         if self.unsettled is None:
             return
         ranges, hashed, before = self.unsettled
-        self.unsettled = None
         if self._wrote_inputs(ranges, hashed, before):
             for draw in self.draws:
                 self._draw(*draw)
+        self.unsettled = None  # only once settled: a failure here leaves it to the next read
 
     def _hashes_for(self, ranges):
         """input_hashes where they cover these byte ranges, else None."""

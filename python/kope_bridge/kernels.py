@@ -243,7 +243,7 @@ class TorchKernel:
             self.events = (torch.cuda.Event(enable_timing=True),
                            torch.cuda.Event(enable_timing=True))
         start, end = self.events
-        if flush_ranges is not None:
+        if flush_ranges is not None and count > 0:
             tally.flushed += self.flush(flush_ranges[0], host_address)
         for i in range(count):
             k = i % n
