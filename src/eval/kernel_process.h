@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -122,11 +123,12 @@ class KernelProcess {
   bool alive() const { return runner_->alive(); }
   // CPU time the runner process has used so far (0 where /proc cannot tell).
   double cpu_seconds() const;
-  // For a task's reference kept between evaluations: its outputs were seen to depend on its
-  // inputs at the bench size (EvalSession::CheckReferenceDependsOnInputs); later evaluations of
-  // the task with this process need not summarize them again.
-  bool depends_on_inputs() const { return depends_on_inputs_; }
-  void set_depends_on_inputs() { depends_on_inputs_ = true; }
+  // For a reference kept between evaluations: its outputs were seen to depend on its inputs
+  // (EvalSession::CheckReferenceDependsOnInputs) for the inputs `key` names (a task's dtypes and
+  // laws at its bench sizes: two tasks of one problem file may share the process); later
+  // evaluations with the same inputs need not summarize them again.
+  bool depends_on_inputs(const std::string& key) const { return depends_on_inputs_.count(key); }
+  void set_depends_on_inputs(std::string key) { depends_on_inputs_.insert(std::move(key)); }
   // A folder removed after the runner has ended (its scratch folder).
   void own_folder(std::filesystem::path dir) { owned_folder_ = std::move(dir); }
 
@@ -151,7 +153,7 @@ class KernelProcess {
   bool bridge_ = false;
   bool keep_arena_ = false;
   bool shared_ = false;  // the current layout lives in memory another runner shares
-  bool depends_on_inputs_ = false;
+  std::set<std::string> depends_on_inputs_;
   uint64_t serial_ = 0;  // unique to this process among those this kope started
   std::filesystem::path owned_folder_;
 };

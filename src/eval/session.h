@@ -106,6 +106,10 @@ uint64_t SecretSeed();
 Distribution TrialDistribution(const TensorSpec& spec, int trial);
 // The task's input distributions for `trial`, for the bridge's DRAW requests.
 std::vector<Runner::DrawSpec> DrawSpecs(const Task& task, int trial);
+// What a reference's dependence on its inputs is checked for (KernelProcess::depends_on_inputs):
+// the task's name, its inputs' dtypes and laws, and the sizes of `set`; the reference's code is
+// its process's own. Equal for equal inputs, different when any of these differs.
+std::string DependenceKey(const Task& task, const SizeSet& set);
 
 // The reference runner's JSON answers (python/kope_bridge/checker.py).
 Result<std::vector<EvalSession::OutputSummary>> ParseReferenceSummary(const std::string& json,

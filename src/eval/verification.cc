@@ -2,6 +2,7 @@
 // and perturbed calls, comparison with the reference.
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstring>
 
 #include "kope/base/hash.h"
@@ -26,6 +27,21 @@ bool AllElementsEqual(const uint8_t* data, size_t count, size_t element_size) {
 Distribution TrialDistribution(const TensorSpec& spec, int trial) {
   const auto& dists = spec.distributions;
   return dists.empty() ? Distribution{} : dists[static_cast<size_t>(trial) % dists.size()];
+}
+
+std::string DependenceKey(const Task& task, const SizeSet& set) {
+  std::string key = task.name;
+  for (const TensorSpec& in : task.inputs) {
+    key += "|" + in.name + ":" + std::to_string(static_cast<int>(in.dtype));
+    for (const Distribution& d : in.distributions) {
+      char law[200];
+      std::snprintf(law, sizeof(law), ";%d,%a,%a,%a,%a,%a,%a,%d", static_cast<int>(d.kind), d.mean,
+                    d.stddev, d.low, d.high, d.low_exp, d.high_exp, d.num_distinct);
+      key += law;
+    }
+  }
+  for (const auto& [name, value] : set.sizes) key += "|" + name + "=" + std::to_string(value);
+  return ContentHash(key);
 }
 
 std::vector<Runner::DrawSpec> DrawSpecs(const Task& task, int trial) {
@@ -327,12 +343,14 @@ Result<bool> EvalSession::Verify(const std::vector<SizeSet>& sets, int trials,
     if (!CandidateCallOk(mapped, "mapping buffers for " + set.label)) return false;
 
     std::vector<uint64_t> previous_reference;
+    const std::string dependence_key = DependenceKey(task, set);
     for (int trial = 0; trial < trials; ++trial) {
       Progress("verify " + set.label + " trial " + std::to_string(trial + 1) + "/" +
                std::to_string(trials));
       std::mt19937_64 rng(SecretSeed());
       KOPE_RETURN_IF_ERROR(WriteInputs(layout, trial, rng));
-      const bool summarize = first_pass && set.label == "bench" && !reference->depends_on_inputs();
+      const bool summarize =
+          first_pass && set.label == "bench" && !reference->depends_on_inputs(dependence_key);
       KOPE_ASSIGN_OR_RETURN(Expected expected, ReferenceOutputs(layout, set, summarize));
       if (summarize)
         KOPE_RETURN_IF_ERROR(CheckReferenceDependsOnInputs(layout, &previous_reference));
@@ -351,10 +369,10 @@ Result<bool> EvalSession::Verify(const std::vector<SizeSet>& sets, int trials,
                                                    first_pass ? "stale_output" : failure_reason));
       if (!ok) return false;
     }
-    // Every trial's reference outputs differed from the last one's: a fact about the task,
-    // kept with its reference process for the task's next evaluations.
+    // Every trial's reference outputs differed from the last one's: a fact about the task's
+    // inputs, kept with its reference process for the next evaluations with the same inputs.
     if (first_pass && set.label == "bench" && !previous_reference.empty()) {
-      reference->set_depends_on_inputs();
+      reference->set_depends_on_inputs(dependence_key);
     }
     if (first_pass) outcome.size_sets.push_back(set.label);
   }

@@ -1,0 +1,48 @@
+#include <gtest/gtest.h>
+
+#include "session.h"
+
+namespace kope {
+namespace {
+
+Task TwoInputs() {
+  Task task;
+  task.name = "kb_sum";
+  TensorSpec x;
+  x.name = "x";
+  x.dtype = KOPE_F32;
+  x.distributions = {Distribution{}};
+  TensorSpec y = x;
+  y.name = "y";
+  task.inputs = {x, y};
+  return task;
+}
+
+TEST(DependenceKey, EqualForEqualInputsAndSizes) {
+  SizeSet bench{"bench", {{"n", 4096}}};
+  EXPECT_EQ(DependenceKey(TwoInputs(), bench), DependenceKey(TwoInputs(), bench));
+}
+
+TEST(DependenceKey, DiffersWithAnyDtypeLawSizeOrName) {
+  // Two tasks of one problem file may share a reference process: one whose reference depends
+  // on its inputs says nothing about the other's.
+  const SizeSet bench{"bench", {{"n", 4096}}};
+  const std::string base = DependenceKey(TwoInputs(), bench);
+  Task half = TwoInputs();
+  half.inputs[1].dtype = KOPE_F16;
+  Task ties = TwoInputs();
+  ties.inputs[0].distributions[0].kind = Distribution::Kind::kTies;
+  Task wider = TwoInputs();
+  wider.inputs[0].distributions[0].stddev = 2.0;
+  Task more_laws = TwoInputs();
+  more_laws.inputs[1].distributions.push_back(Distribution{});
+  Task renamed = TwoInputs();
+  renamed.name = "kb_sum_f16";
+  for (const Task* other : {&half, &ties, &wider, &more_laws, &renamed}) {
+    EXPECT_NE(DependenceKey(*other, bench), base) << other->name;
+  }
+  EXPECT_NE(DependenceKey(TwoInputs(), SizeSet{"bench", {{"n", 4097}}}), base);
+}
+
+}  // namespace
+}  // namespace kope
