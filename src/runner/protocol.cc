@@ -26,26 +26,6 @@ int RemainingMs(Deadline deadline) {
   return static_cast<int>(std::clamp<long long>(left, 0, 1 << 30));
 }
 
-bool KnownType(uint32_t type) {
-  switch (static_cast<MessageType>(type)) {
-    case MessageType::kHello:
-    case MessageType::kLoad:
-    case MessageType::kMap:
-    case MessageType::kCall:
-    case MessageType::kTime:
-    case MessageType::kQuit:
-    case MessageType::kShare:
-    case MessageType::kMapShared:
-    case MessageType::kReferenceCall:
-    case MessageType::kPoison:
-    case MessageType::kCheck:
-    case MessageType::kDraw:
-    case MessageType::kReply:
-      return true;
-  }
-  return false;
-}
-
 void TakeControlMessages(msghdr* msg, Frame* frame) {
   for (cmsghdr* c = CMSG_FIRSTHDR(msg); c != nullptr; c = CMSG_NXTHDR(msg, c)) {
     if (c->cmsg_level != SOL_SOCKET) continue;
@@ -99,6 +79,38 @@ Status ReadExactly(int sock, char* out, size_t n, Deadline deadline, int watch_f
 }
 
 }  // namespace
+
+std::string_view MessageTypeName(uint32_t type) {
+  switch (static_cast<MessageType>(type)) {
+    case MessageType::kHello:
+      return "hello";
+    case MessageType::kLoad:
+      return "load";
+    case MessageType::kMap:
+      return "map";
+    case MessageType::kCall:
+      return "call";
+    case MessageType::kTime:
+      return "time";
+    case MessageType::kQuit:
+      return "quit";
+    case MessageType::kShare:
+      return "share";
+    case MessageType::kMapShared:
+      return "map_shared";
+    case MessageType::kReferenceCall:
+      return "ref_call";
+    case MessageType::kPoison:
+      return "poison";
+    case MessageType::kCheck:
+      return "check";
+    case MessageType::kDraw:
+      return "draw";
+    case MessageType::kReply:
+      return "reply";
+  }
+  return {};
+}
 
 void Writer::String(std::string_view s) {
   U32(static_cast<uint32_t>(s.size()));
@@ -372,7 +384,7 @@ Result<Frame> ReadFrame(int sock, Deadline deadline, int watch_fd) {
     close_fds();
     return s;
   }
-  if (!KnownType(header.type) || header.length > kMaxPayloadBytes) {
+  if (MessageTypeName(header.type).empty() || header.length > kMaxPayloadBytes) {
     close_fds();
     return Status::Corruption("malformed frame header");
   }

@@ -145,6 +145,10 @@ Result<Reply> ReadReply(std::string_view payload);
 void WriteHello(const Hello& hello, Writer* w);
 Result<Hello> ReadHello(std::string_view payload);
 
+// A message type's name ("load", "ref_call", ...); empty for a number that is no message type
+// (a frame with one is malformed).
+std::string_view MessageTypeName(uint32_t type);
+
 struct Frame {
   MessageType type = MessageType::kQuit;
   std::string payload;

@@ -3,17 +3,12 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
+#include <string>
 
 namespace kope::runner_internal {
 namespace {
-
-const char* MessageName(uint32_t type) {
-  static const char* const kNames[] = {"?",      "hello", "load",  "map",        "call",
-                                       "time",   "quit",  "share", "map_shared", "ref_call",
-                                       "poison", "check", "draw"};
-  return type < sizeof(kNames) / sizeof(kNames[0]) ? kNames[type] : "?";
-}
 
 const char* KindName(CallOutcome::Kind kind) {
   switch (kind) {
@@ -58,15 +53,23 @@ Trace* TheTrace() {
 
 }  // namespace
 
-void TraceRequest(pid_t pid, uint32_t message_type, uint64_t arena_bytes,
-                  const CallOutcome& outcome) {
+void TraceRequest(pid_t pid, runner_protocol::MessageType type, std::string_view payload,
+                  uint64_t arena_bytes, const CallOutcome& outcome) {
   Trace* trace = TheTrace();
   if (trace == nullptr) return;
+  using runner_protocol::MessageType;
+  // MAP, MAP_SHARED and SHARE begin with the bytes of the arena they concern.
+  if ((type == MessageType::kMap || type == MessageType::kMapShared ||
+       type == MessageType::kShare) &&
+      payload.size() >= sizeof(arena_bytes)) {
+    std::memcpy(&arena_bytes, payload.data(), sizeof(arena_bytes));
+  }
+  const std::string name(runner_protocol::MessageTypeName(static_cast<uint32_t>(type)));
   std::lock_guard<std::mutex> lock(trace->mu);
   const double t =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - trace->start).count();
   std::fprintf(trace->file, "%.6f\t%d\t%s\t%llu\t%.3f\t%.3f\t%.3f\t%s\n", t, static_cast<int>(pid),
-               MessageName(message_type), static_cast<unsigned long long>(arena_bytes),
+               name.c_str(), static_cast<unsigned long long>(arena_bytes),
                outcome.parent_seconds * 1e3, outcome.kernel_seconds() * 1e3,
                outcome.copy_seconds * 1e3, KindName(outcome.kind));
   std::fflush(trace->file);

@@ -372,16 +372,9 @@ Result<CallOutcome> Runner::Impl::Request(rp::MessageType type, const std::strin
   if (dead_) return dead_outcome_;
   const auto start = Clock::now();
   const rp::Deadline deadline = DeadlineAfter(timeout_seconds);
-  // MAP, MAP_SHARED and SHARE begin with the bytes of the arena they concern.
-  uint64_t traced_bytes = arena_bytes;
-  if ((type == rp::MessageType::kMap || type == rp::MessageType::kMapShared ||
-       type == rp::MessageType::kShare) &&
-      payload.size() >= sizeof(traced_bytes)) {
-    std::memcpy(&traced_bytes, payload.data(), sizeof(traced_bytes));
-  }
-  auto finish = [this, start, type, traced_bytes](CallOutcome out) {
+  auto finish = [this, start, type, &payload](CallOutcome out) {
     out.parent_seconds = std::chrono::duration<double>(Clock::now() - start).count();
-    runner_internal::TraceRequest(pid_c, static_cast<uint32_t>(type), traced_bytes, out);
+    runner_internal::TraceRequest(pid_c, type, payload, arena_bytes, out);
     return out;
   };
   Status sent = rp::WriteFrame(sock_.get(), type, payload, pass_fd, deadline);
