@@ -15,9 +15,9 @@
 namespace kope {
 namespace {
 
+using testing::AffineCall;
 using testing::CompileKernel;
 using testing::RunnerFixture;
-using testing::Slot;
 
 std::vector<std::vector<std::string>> Lines(const std::filesystem::path& path) {
   std::ifstream in(path);
@@ -46,10 +46,7 @@ TEST_P(RequestTraceTest, EveryRequestAppendsALine) {
   ASSERT_NE(arena, nullptr);
   auto runner = Prepared(CompileKernel("affine"), *arena);  // load, map
   ASSERT_NE(runner, nullptr);
-  CallSpec call;
-  call.inputs = {Slot(KOPE_F32, {10}, 0), Slot(KOPE_F32, {2}, 64)};
-  call.outputs = {Slot(KOPE_F32, {10}, 128, {2})};
-  auto out = runner->Call(call, 30);
+  auto out = runner->Call(AffineCall(), 30);
   ASSERT_TRUE(out.ok()) << out.status().ToString();
 
   const auto lines = Lines(path);

@@ -12,6 +12,7 @@
 namespace kope {
 namespace {
 
+using testing::AffineCall;
 using testing::CompileKernel;
 using testing::ProcessGone;
 using testing::RunnerFixture;
@@ -31,9 +32,7 @@ TEST_P(RunnerTest, ComputesIntoTheArena) {
   for (int i = 0; i < 20; ++i) f[32 + i] = -1.0f;             // y at 128, stride 2
   auto runner = Prepared(CompileKernel("affine"), *arena);
   ASSERT_NE(runner, nullptr);
-  CallSpec call;
-  call.inputs = {Slot(KOPE_F32, {10}, 0), Slot(KOPE_F32, {2}, 64)};
-  call.outputs = {Slot(KOPE_F32, {10}, 128, {2})};
+  const CallSpec call = AffineCall();
   auto out = runner->Call(call, 30);
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   EXPECT_EQ(out->kind, Kind::kOk) << out->detail;

@@ -85,6 +85,15 @@ inline TensorSlot Slot(DType dtype, std::vector<int64_t> shape, uint64_t offset,
   return s;
 }
 
+// The call of testdata's "affine" kernel: x (10 floats) at 0, a and b at 64, y at 128 with
+// stride 2 (y[i] = a * x[i] + b; the stride's gaps stay as they were).
+inline CallSpec AffineCall() {
+  CallSpec call;
+  call.inputs = {Slot(KOPE_F32, {10}, 0), Slot(KOPE_F32, {2}, 64)};
+  call.outputs = {Slot(KOPE_F32, {10}, 128, {2})};
+  return call;
+}
+
 // The state letter of /proc/<pid>/stat, or 0 when there is no such process.
 inline char ProcessState(pid_t pid) {
   std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
