@@ -48,6 +48,13 @@ def input_seed(seed, i):
     return (seed + i * 0x9E3779B97F4A7C15) & ((1 << 63) - 1)
 
 
+def spans_apart(ranges):
+    """Whether no two of the byte ranges (offset, bytes) overlap: each hashed word then belongs
+    to one input."""
+    spans = sorted(r for r in ranges if r[1])
+    return all(a[0] + a[1] <= b[0] for a, b in zip(spans, spans[1:]))
+
+
 class Checker:
     def __init__(self, server):
         self.server = server
@@ -281,8 +288,7 @@ class Checker:
                 self._peer(offset, nbytes)
         except p.ProtocolError:
             return False
-        spans = sorted(r for r in ranges if r[1])
-        if not ranges or not all(a[0] + a[1] <= b[0] for a, b in zip(spans, spans[1:])):
+        if not ranges or not spans_apart(ranges):
             return False
         for slot, d, (offset, nbytes) in zip(spec.inputs, dists, ranges):
             fast = self._fast_draw(torch_dtype(slot.dtype), d)
@@ -468,9 +474,7 @@ class Checker:
         fresh key); None, the inputs given all the same, where the hash does not serve."""
         pairs = [as_words(self._own(offset, nbytes), self._peer(offset, nbytes))
                  for offset, nbytes in ranges]
-        spans = sorted(r for r in ranges if r[1])
-        apart = all(a[0] + a[1] <= b[0] for a, b in zip(spans, spans[1:]))  # a word, one input
-        if pairs and apart and all(self.comparer.keyed_usable(own.dtype, own.device)
+        if pairs and spans_apart(ranges) and all(self.comparer.keyed_usable(own.dtype, own.device)
                                    for own, _ in pairs):
             hasher = self.comparer.triton
             key = hasher.new_key(secrets.randbits(124))
@@ -595,12 +599,12 @@ class Checker:
             hashed = self._hashes_for([x.byte_range(s.arena_bytes) for x in spec.inputs])
             for i, slot in enumerate(spec.inputs):
                 offset, nbytes = slot.byte_range(s.arena_bytes)
-                peer, own = as_words(self._peer(offset, nbytes), self._own(offset, nbytes))
                 if hashed is not None:  # the candidate's copy alone, read once
                     words = self._peer(offset, nbytes).view(hashed.words[i])
                     flags.append(hashed.hasher.keyed_hash(words, hashed.key) != hashed.values[i])
                 else:
-                    flags.append(comparer.triton.differ(peer, own))
+                    flags.append(comparer.triton.differ(
+                        *as_words(self._peer(offset, nbytes), self._own(offset, nbytes))))
             for k, slot in enumerate(spec.outputs):
                 offset, nbytes = slot.byte_range(s.arena_bytes)
                 flags.append((self._peer(offset + nbytes, self.guard.numel()) != self.guard).any())

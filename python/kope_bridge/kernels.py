@@ -268,13 +268,9 @@ class Tally:
         self.ns, self.flushed = [], 0
 
 
-def _synchronize():
-    """Waits for all work on the current GPU (torch.cuda.synchronize without its device guard,
-    which costs a few microseconds on every call of a timed loop)."""
-    _device_synchronize()
-
-
-_device_synchronize = getattr(torch._C, "_cuda_synchronize", None) or torch.cuda.synchronize
+# Waits for all work on the current GPU: torch.cuda.synchronize without its device guard, which
+# costs a few microseconds on every call of a timed loop.
+_synchronize = getattr(torch._C, "_cuda_synchronize", None) or torch.cuda.synchronize
 
 
 def torch_dtype(kope_dtype):
