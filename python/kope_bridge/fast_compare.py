@@ -141,6 +141,15 @@ def _mix(x):
     return x
 
 
+@triton.jit
+def keyed_term(x, index, k1, k2):
+    """A word's term of keyed_hash: `x` its bits widened to 64 (unsigned), `index` its place
+    (mix_term in Python). fast_draw's kernel adds the same terms as it writes its values."""
+    at = k1.to(tl.uint64, bitcast=True) + \
+        index.to(tl.uint64, bitcast=True) * k2.to(tl.uint64, bitcast=True)
+    return _mix(x ^ at)
+
+
 @triton.jit(do_not_specialize=["k1", "k2"])  # one kernel for every key
 def _keyed_kernel(src_ptr, dst_ptr, partial_ptr, n, k1, k2, COPY: tl.constexpr,
                   BLOCK: tl.constexpr):
@@ -150,10 +159,7 @@ def _keyed_kernel(src_ptr, dst_ptr, partial_ptr, n, k1, k2, COPY: tl.constexpr,
     w = tl.load(src_ptr + offs, mask=mask, other=0)
     if COPY:
         tl.store(dst_ptr + offs, w, mask=mask)
-    x = w.to(tl.int64).to(tl.uint64, bitcast=True)
-    at = k1.to(tl.uint64, bitcast=True) + \
-        offs.to(tl.uint64, bitcast=True) * k2.to(tl.uint64, bitcast=True)
-    z = tl.where(mask, _mix(x ^ at), 0)
+    z = tl.where(mask, keyed_term(w.to(tl.int64).to(tl.uint64, bitcast=True), offs, k1, k2), 0)
     tl.store(partial_ptr + pid, tl.sum(z, axis=0).to(tl.int64, bitcast=True))
 
 

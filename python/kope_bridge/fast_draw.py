@@ -19,7 +19,7 @@ import torch
 import triton
 import triton.language as tl
 
-from .fast_compare import _mix, keyed_hash, new_key
+from .fast_compare import keyed_hash, keyed_term, new_key
 
 # Elements per program; fixed, since the values of element i depend on it (Philox's counter of
 # the four values a round makes is the program's quarter-block index).
@@ -33,10 +33,8 @@ KINDS = (0, 1, 5)  # normal, uniform, positive (Distribution.kind)
 @triton.jit
 def _term(v, e, k1, k2, WORD: tl.constexpr):
     """v's term of keyed_hash at index e: its bits as a signed word, widened to 64 bits."""
-    x = v.to(WORD, bitcast=True).to(tl.int64).to(tl.uint64, bitcast=True)
-    at = k1.to(tl.uint64, bitcast=True) + e.to(tl.uint64, bitcast=True) * k2.to(tl.uint64,
-                                                                              bitcast=True)
-    return _mix(x ^ at)
+    return keyed_term(v.to(WORD, bitcast=True).to(tl.int64).to(tl.uint64, bitcast=True), e, k1,
+                      k2)
 
 
 @triton.jit
