@@ -61,6 +61,7 @@ class Checker:
         self.peer = None  # the memory shared with the candidate: nbytes, tensor, keep (owners)
         self.peers = {}  # every allocation shared with that candidate, by bytes
         self.peer_token = None  # the candidate they are shared with
+        self.releasing = None  # the thread releasing device memory shared before (release())
         self.guard = None  # the guard bytes of the last POISON, on the device
         self.guard_bytes = b""
         self.comparer = Comparer()
@@ -90,7 +91,9 @@ class Checker:
         candidate is kept while it maps them in turn (its check sizes, its bench size, then
         again after timing: the export and the release cost milliseconds each), all of them
         fresh for another candidate (a process that mapped the last candidate's memory may not
-        have ended yet). Of the sizes not in use, only small ones and one large one stay."""
+        have ended yet). Of the sizes not in use, only small ones and one large one stay. The last
+        candidate's device memory is released while this one's first sizes are checked; a
+        large size waits for it (the device never holds two candidates' large memory)."""
         nbytes, token = r.take("=Q"), r.take("=Q")
         if not r.at_end() or nbytes == 0:
             raise p.ProtocolError("malformed SHARE")
@@ -100,11 +103,11 @@ class Checker:
         peer = self.peers.get(nbytes)
         if peer is None:
             if nbytes > KEPT_SHARED_BYTES:
-                for size in [n for n in self.peers if n > KEPT_SHARED_BYTES]:
-                    released = self.peers.pop(size)
-                    if released is self.peer:
-                        self.peer = None
-                    self._release(released)
+                large = [self.peers.pop(n) for n in list(self.peers) if n > KEPT_SHARED_BYTES]
+                if self.peer in large:
+                    self.peer = None
+                self._release(large)
+                self.released()  # never two large allocations at once, this one and another
             peer = self.peers[nbytes] = self._allocate(nbytes)
         if peer is not self.peer:
             self.peer = peer
@@ -133,21 +136,31 @@ class Checker:
                                                                  self.server.device))
 
     def release(self):
-        """Releases every allocation shared with the current candidate."""
+        """Releases every allocation shared with the current candidate (device memory on a
+        thread of its own: released() waits for it)."""
         peers, self.peers, self.peer, self.peer_token = self.peers, {}, None, None
-        for peer in peers.values():
-            self._release(peer)
+        self._release(list(peers.values()))
 
-    @staticmethod
-    def _release(peer):
-        peer.tensor = None
-        if isinstance(peer.keep, mmap.mmap):
-            try:
-                peer.keep.close()
-            finally:
-                os.close(peer.fd)
-        else:
-            peer.keep.close()  # the candidate's mapping keeps the memory until it unmaps
+    def released(self):
+        """Waits until the device memory release() handed to its thread is released."""
+        if self.releasing is not None:
+            self.releasing.join()
+            self.releasing = None
+
+    def _release(self, peers):
+        device = []
+        for peer in peers:
+            peer.tensor = None
+            if isinstance(peer.keep, mmap.mmap):
+                try:
+                    peer.keep.close()
+                finally:
+                    os.close(peer.fd)
+            else:
+                device.append(peer.keep)  # the candidate's mapping keeps it until it unmaps
+        if device:
+            self.released()  # one release at a time, in order
+            self.releasing = shared_device.close_later(device)
 
     def _peer(self, offset, nbytes):
         if self.peer is None:
@@ -228,12 +241,15 @@ class Checker:
         device = self._own(0, 0).device
         generator = torch.Generator(device=device)
         generator.manual_seed(seed & ((1 << 63) - 1))
+        if perturb:  # where: drawn on the host, so that no request waits for the device
+            places = torch.Generator()
+            places.manual_seed(seed & ((1 << 63) - 1))
         for i, (slot, d) in enumerate(zip(spec.inputs, dists)):
             offset, nbytes = slot.byte_range(s.arena_bytes)
             t = self._own(offset, nbytes).view(torch_dtype(slot.dtype))
             if perturb:
                 if t.numel():
-                    j, old = self._perturb(t, d, generator)
+                    j, old = self._perturb(t, d, generator, places)
                     changed.append((offset + j * t.element_size(), t.element_size(), old))
                 continue
             peer = self._peer(offset, nbytes).view(t.dtype) if give else None
@@ -321,21 +337,26 @@ class Checker:
             torch.cuda.synchronize()
 
     @staticmethod
-    def _perturb(t, d, generator):
-        j = int(torch.randint(0, t.numel(), (1,), generator=generator, device=t.device))
+    def _perturb(t, d, generator, places):
+        """Redraws one element of the 1-D tensor `t`, at an index `places` (a host generator)
+        draws: the first of 16 values drawn from `d` that differs from it in its bytes (the
+        last where none does: a law of one value). Nothing waits for the device. Returns the
+        index and the old value (a 1-element tensor on t's device)."""
+        j = int(torch.randint(0, t.numel(), (1,), generator=places))
         old = t[j:j + 1].clone()
-        for _ in range(16):
-            new = d.values(1, t.dtype, generator, t.device).to(t.dtype)
-            if not torch.equal(new.view(torch.uint8), old.view(torch.uint8)):
-                break
-        t[j:j + 1].copy_(new)
+        new = d.values(16, t.dtype, generator, t.device).to(t.dtype)
+        width = t.element_size()
+        differs = (new.view(torch.uint8).view(16, width) !=
+                   old.view(torch.uint8).view(1, width)).any(dim=1)
+        pick = torch.where(differs.any(), differs.to(torch.int32).argmax(), 15)
+        t[j:j + 1].copy_(new.index_select(0, pick.view(1)))
         return j, old
 
     def _rehash(self, spec, changed):
         """Brings input_hashes up to date with a perturbation of the reference's inputs: each
-        changed word's term out, its new one in (fast_compare.mix_term), from the words' bytes
-        before and after. Drops them where they do not cover this call's inputs, or on any
-        failure (REF_CALL then checksums, CHECK compares both copies)."""
+        changed word's term out, its new one in (keyed_hash over the words before and after,
+        from the word's index), on the device. Drops them where they do not cover this call's
+        inputs, or on any failure (REF_CALL then checksums, CHECK compares both copies)."""
         h = self.input_hashes
         if h is None:
             return
@@ -350,19 +371,13 @@ class Checker:
                 words = self._own(offset, nbytes).view(h.words[i])
                 width = words.element_size()
                 first, last = (at - offset) // width, (at + size - 1 - offset) // width
-                after = bytes(words[first:last + 1].view(torch.uint8).cpu().tolist())
-                before = bytearray(after)
+                after = words[first:last + 1]
+                before = after.clone()
                 start = at - offset - first * width
-                before[start:start + size] = bytes(old.view(torch.uint8).cpu().tolist())
-                signed = words.dtype != torch.uint8
-                total = int(values[i])
-                for q in range(last - first + 1):
-                    new_word, old_word = (int.from_bytes(b[q * width:(q + 1) * width], "little",
-                                                         signed=signed) for b in (after, before))
-                    total += h.hasher.mix_term(new_word, first + q, h.key) - \
-                        h.hasher.mix_term(old_word, first + q, h.key)
-                values[i] = torch.tensor(h.hasher.as_int64(total), dtype=torch.int64,
-                                         device=values[i].device)
+                before.view(torch.uint8)[start:start + size].copy_(old.view(torch.uint8))
+                # On the device, not waited for: the new words' terms in, the old ones' out.
+                values[i] = values[i] + h.hasher.keyed_hash(after, h.key, start=first) - \
+                    h.hasher.keyed_hash(before, h.key, start=first)
         except Exception:  # noqa: BLE001 (the hash is dropped, never trusted half-updated)
             return
         h.values = values

@@ -258,8 +258,16 @@ class DrawTest(unittest.TestCase):
         t = self.draw(4, n=64, num_distinct=2)
         before = t.clone()
         dist, g = distribution(4, 7, num_distinct=2)
-        checker.Checker._perturb(t, dist, g)
-        self.assertEqual(int((t != before).sum()), 1)
+        places = torch.Generator().manual_seed(7)
+        j, old = checker.Checker._perturb(t, dist, g, places)
+        self.assertEqual((t != before).nonzero().flatten().tolist(), [j])
+        self.assertEqual(old.tolist(), [before[j].item()])
+
+    def test_perturb_keeps_an_element_only_a_law_of_one_value_cannot_change(self):
+        t = torch.full((8,), 0.0)
+        dist, g = distribution(4, 7, num_distinct=1)  # ties of one value: 0.0
+        checker.Checker._perturb(t, dist, g, torch.Generator().manual_seed(1))
+        self.assertEqual(t.tolist(), [0.0] * 8)
 
 
 def spec_payload(n=16, out_offset=64):
@@ -355,6 +363,52 @@ class ShareTest(unittest.TestCase):
             self.assertEqual(sorted(c.peers), [4096, 32768])
             self.assertIsNone(large.tensor)
             self.assertIs(self.share(c, 4096, 1)[0], small)
+
+
+class DeviceReleaseTest(unittest.TestCase):
+    """SHARE's release of device memory (shared_device.close_later's thread), with allocations
+    that record what is done to them."""
+
+    def setUp(self):
+        self.c = make_checker()
+        self.events = []
+        self.c._allocate = lambda nbytes: types.SimpleNamespace(
+            nbytes=nbytes, fd=-1, keep=f"allocation of {nbytes}", tensor=object())
+        patcher = mock.patch.object(checker.shared_device, "close_later", self.close_later)
+        patcher.start()
+        self.addCleanup(patcher.stop)
+
+    def close_later(self, allocations):
+        self.events.append(("close", sorted(allocations)))
+        return types.SimpleNamespace(join=lambda: self.events.append(("join",)))
+
+    def share(self, nbytes, token):
+        self.c.share(p.Reader(struct.pack("=QQ", nbytes, token)))
+        return self.c.peer
+
+    def test_another_candidates_small_size_does_not_wait_for_the_release(self):
+        with mock.patch.object(checker, "KEPT_SHARED_BYTES", 8192):
+            self.share(4096, 1)
+            self.share(16384, 1)
+            fresh = self.share(4096, 2)
+        self.assertEqual(self.events, [("close", ["allocation of 16384", "allocation of 4096"])])
+        self.assertEqual(fresh.keep, "allocation of 4096")
+
+    def test_a_large_size_waits_until_the_last_candidates_memory_is_released(self):
+        with mock.patch.object(checker, "KEPT_SHARED_BYTES", 8192):
+            self.share(16384, 1)
+            self.share(4096, 2)
+            self.assertEqual(self.events, [("close", ["allocation of 16384"])])
+            self.share(16384, 2)
+        self.assertEqual(self.events, [("close", ["allocation of 16384"]), ("join",)])
+        self.assertIsNone(self.c.releasing)
+
+    def test_a_second_large_size_is_released_before_it_is_allocated(self):
+        with mock.patch.object(checker, "KEPT_SHARED_BYTES", 8192):
+            self.share(16384, 1)
+            self.share(32768, 1)
+        self.assertEqual(self.events, [("close", ["allocation of 16384"]), ("join",)])
+        self.assertEqual(sorted(self.c.peers), [32768])
 
 
 class TimingDrawTest(unittest.TestCase):

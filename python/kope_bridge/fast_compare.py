@@ -170,11 +170,12 @@ def new_key(bits):
     return k1 | 1 << 62, k2 | 1 << 62 | 1
 
 
-def keyed_hash(words, key, copy_to=None):
+def keyed_hash(words, key, copy_to=None, start=0):
     """sum(mix(w_i ^ (k1 + i * k2))) over a contiguous 1-D integer tensor (each word widened to
     64 bits as its type does: signed types by sign, uint8 by zeros), wrapping at 64 bits, in one
     read (and, with `copy_to`, one write of the words there): a 0-d int64 tensor on the
-    tensor's device, not waited for. `key` is new_key's. Unlike checksum, which a candidate
+    tensor's device, not waited for. With `start`, the words are those from index `start` of a
+    longer tensor, and i counts from there (their terms of that tensor's hash). `key` is new_key's. Unlike checksum, which a candidate
     that knows it can balance, a change of one word never keeps the hash (mix is a bijection),
     and without the key a change of several keeps it only by chance (docs/EVALUATION.md: about
     2^-64 for most, about 2^-(63-m) for a swap of two words 2^m apart).
@@ -186,10 +187,15 @@ def keyed_hash(words, key, copy_to=None):
         raise ValueError("a contiguous 1-D integer tensor (and a copy of its shape and dtype)")
     if words.numel() == 0:
         return torch.zeros((), dtype=torch.int64, device=words.device)
+    k1 = key[0]
+    if start:  # k1 + (start + i) k2 = (k1 + start k2) + i k2
+        k1 = as_int64(k1 + start * key[1])
+        if -(1 << 31) <= k1 < 1 << 31:  # the kernel takes its keys as 64-bit integers only
+            raise ValueError("no 64-bit key for this start")
     blocks = triton.cdiv(words.numel(), BLOCK)
     partial = torch.empty(blocks, dtype=torch.int64, device=words.device)
     _keyed_kernel[(blocks,)](words, words if copy_to is None else copy_to, partial, words.numel(),
-                             key[0], key[1], COPY=copy_to is not None, BLOCK=BLOCK)
+                             k1, key[1], COPY=copy_to is not None, BLOCK=BLOCK)
     return partial.sum()
 
 
@@ -221,7 +227,8 @@ WORD_RANGES = {t: (torch.iinfo(t).min, torch.iinfo(t).max)  # inclusive
 def keyed_hash_works(dtype, device):
     """Whether keyed_hash, as compiled for `device`, computes for words of `dtype` what
     mix_term says, on crafted words (negative ones and the extremes included, over several
-    blocks and a partial last one), also when it copies them, and copies them exactly. Checked
+    blocks and a partial last one), also when it copies them (and copies them exactly) and
+    over the words from an index on. Checked
     once per process, device and word type before CHECK relies on it."""
     g = torch.Generator(device="cpu")
     g.manual_seed(20261130)
@@ -229,11 +236,14 @@ def keyed_hash_works(dtype, device):
     low, high = WORD_RANGES[dtype]
     w = torch.randint(low, high, (3 * BLOCK + 17,), generator=g, dtype=torch.int64).to(dtype)
     w[:4] = torch.tensor([low, high, 0, -1 if low < 0 else 1], dtype=torch.int64).to(dtype)
-    expected = as_int64(sum(mix_term(x, i, key) for i, x in enumerate(w.tolist())))
+    terms = [mix_term(x, i, key) for i, x in enumerate(w.tolist())]
+    start = BLOCK + 3  # the terms from there on: a perturbation's update (checker._rehash)
     w = w.to(device)
     copy = torch.empty_like(w)
-    return int(keyed_hash(w, key)) == expected and \
-        int(keyed_hash(w, key, copy_to=copy)) == expected and torch.equal(copy, w)
+    return int(keyed_hash(w, key)) == as_int64(sum(terms)) and \
+        int(keyed_hash(w, key, copy_to=copy)) == as_int64(sum(terms)) and \
+        torch.equal(copy, w) and \
+        int(keyed_hash(w[start:], key, start=start)) == as_int64(sum(terms[start:]))
 
 
 def crafted_pair(dtype, device, n=3 * BLOCK + 17):

@@ -28,6 +28,38 @@ except ImportError:  # no Triton with this PyTorch
 
 
 @unittest.skipIf(fast_compare is None, "Triton is not installed")
+class PerturbationRehashTest(unittest.TestCase):
+    """checker._rehash brings a keyed hash of the reference's inputs up to date with a
+    perturbation, on the device, as hashing the perturbed inputs again would."""
+
+    def test_the_updated_hash_is_the_hash_of_the_perturbed_inputs(self):
+        for words, elements in ((torch.int32, 300), (torch.int64, 301)):  # a half word too
+            nbytes = elements * 4
+            server = types.SimpleNamespace(torch=torch, device="cpu", mirror=None,
+                                           host=torch.zeros(nbytes + 64, dtype=torch.uint8),
+                                           arena_bytes=nbytes + 64)
+            c = checker.Checker(server)
+            own = server.host[:nbytes].view(torch.float32)
+            own.copy_(torch.randn(elements, generator=torch.Generator().manual_seed(3)))
+            span = nbytes // 8 * 8 if words == torch.int64 else nbytes
+            key = fast_compare.new_key(0x1234_5678_9ABC_DEF0_0FED_CBA9_8765_4321)
+            hashed = lambda: int(fast_compare.keyed_hash(server.host[:span].view(words), key))
+            before = hashed()
+            c.input_hashes = types.SimpleNamespace(
+                ranges=[(0, span)], values=[torch.tensor(before)], words=[words], key=key,
+                hasher=fast_compare)
+            dist, g = checker_test.distribution(0, 9)
+            places = torch.Generator().manual_seed(9 if words == torch.int32 else 10)
+            j, old = c._perturb(own[:span // 4], dist, g, places)
+            spec = types.SimpleNamespace(inputs=[types.SimpleNamespace(
+                byte_range=lambda arena_bytes: (0, span))])
+            c._rehash(spec, [(j * 4, 4, old)])
+            self.assertIsNotNone(c.input_hashes)
+            self.assertNotEqual(hashed(), before)
+            self.assertEqual(int(c.input_hashes.values[0]), hashed())
+
+
+@unittest.skipIf(fast_compare is None, "Triton is not installed")
 class KernelTest(unittest.TestCase):
     def test_counts_as_the_eager_test_in_every_dtype(self):
         for dtype in (torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int32,
@@ -109,6 +141,27 @@ class KernelTest(unittest.TestCase):
                 fast_compare.keyed_hash(bad[0], key, *bad[1:])
         for dtype in fast_compare.WORD_RANGES:
             self.assertTrue(fast_compare.keyed_hash_works(dtype, torch.device("cpu")))
+
+    def test_the_keyed_hash_from_an_index_on_is_those_words_terms(self):
+        g = torch.Generator().manual_seed(6)
+        w = torch.randint(-(1 << 30), 1 << 30, (2 * fast_compare.BLOCK + 9,), generator=g,
+                          dtype=torch.int32)
+        key = fast_compare.new_key(0x0F0F_1234_5678_9ABC_DEF0_1357_9BDF_2468)
+        start = fast_compare.BLOCK - 5
+        terms = [fast_compare.mix_term(x, i, key) for i, x in enumerate(w.tolist())]
+        self.assertEqual(int(fast_compare.keyed_hash(w[start:], key, start=start)),
+                         fast_compare.as_int64(sum(terms[start:])))
+        self.assertEqual(int(fast_compare.keyed_hash(w[start:start + 1], key, start=start)),
+                         fast_compare.as_int64(terms[start]))
+        whole = int(fast_compare.keyed_hash(w, key))
+        parts = int(fast_compare.keyed_hash(w[:start], key)) + \
+            int(fast_compare.keyed_hash(w[start:], key, start=start))
+        self.assertEqual(fast_compare.as_int64(parts), whole)
+        # A start whose folded key would be a small number is refused, never hashed with a
+        # key the kernel would take as 32 bits.
+        k2 = (1 << 62) | 1
+        with self.assertRaises(ValueError):
+            fast_compare.keyed_hash(w[1:], ((1 << 64) - k2 + 5, k2), start=1)
 
     def test_a_keyed_hash_that_misses_changes_fails_its_check(self):
         def constant(words, key, copy_to=None):  # copies, but hashes nothing
@@ -247,14 +300,17 @@ class CheckAtOnceTest(checker_test.ReferenceCallTest):
 
     @staticmethod
     def spied(c):
-        """The calls CHECK's first read makes to keyed_hash and differ, by name."""
-        calls = []
+        """The calls CHECK's first read makes to keyed_hash and differ, by name (and in
+        c.hashed_words, the words each read)."""
+        calls, words = [], []
+        c.hashed_words = words
 
         def spy(name):
             real = getattr(fast_compare, name)
 
             def call(*args, **kwargs):
                 calls.append(name)
+                words.append(args[0].numel())
                 return real(*args, **kwargs)
             return call
 
@@ -287,12 +343,15 @@ class CheckAtOnceTest(checker_test.ReferenceCallTest):
                 self.assertIn('"input": 0', self.findings(c, own_in * 2))
                 peer_byte ^= 1
                 # A perturbation reads the reference's inputs: whether the call wrote them is
-                # told first, by their hash. It updates the hash: CHECK still reads the
+                # told first, by their hash (one pass over their 8 words). It updates the hash
+                # (the changed word's terms, after and before): CHECK still reads the
                 # candidate's copy only.
                 calls.clear()
+                c.hashed_words.clear()
                 c.draw(checker_test.p.Reader(checker_test.draw_payload(93 + trial,
                                                                        checker.DRAW_PERTURB)))
-                self.assertEqual(calls, ["keyed_hash"])
+                self.assertEqual(calls, ["keyed_hash"] * 3)
+                self.assertEqual(c.hashed_words, [8, 1, 1])
                 fresh = fast_compare.keyed_hash(own_in.view(torch.int64), c.input_hashes.key)
                 self.assertEqual(int(c.input_hashes.values[0]), int(fresh))
                 calls.clear()
