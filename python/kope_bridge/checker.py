@@ -61,7 +61,6 @@ class Checker:
         self.peer = None  # the memory shared with the candidate: nbytes, tensor, keep (owners)
         self.peers = {}  # every allocation shared with that candidate, by bytes
         self.peer_token = None  # the candidate they are shared with
-        self.releasing = None  # the thread releasing device memory shared before (release())
         self.guard = None  # the guard bytes of the last POISON, on the device
         self.guard_bytes = b""
         self.comparer = Comparer()
@@ -91,9 +90,7 @@ class Checker:
         candidate is kept while it maps them in turn (its check sizes, its bench size, then
         again after timing: the export and the release cost milliseconds each), all of them
         fresh for another candidate (a process that mapped the last candidate's memory may not
-        have ended yet). Of the sizes not in use, only small ones and one large one stay. The last
-        candidate's device memory is released while this one's first sizes are checked; a
-        large size waits for it (the device never holds two candidates' large memory)."""
+        have ended yet). Of the sizes not in use, only small ones and one large one stay."""
         nbytes, token = r.take("=Q"), r.take("=Q")
         if not r.at_end() or nbytes == 0:
             raise p.ProtocolError("malformed SHARE")
@@ -103,11 +100,11 @@ class Checker:
         peer = self.peers.get(nbytes)
         if peer is None:
             if nbytes > KEPT_SHARED_BYTES:
-                large = [self.peers.pop(n) for n in list(self.peers) if n > KEPT_SHARED_BYTES]
-                if self.peer in large:
-                    self.peer = None
-                self._release(large)
-                self.released()  # never two large allocations at once, this one and another
+                for size in [n for n in self.peers if n > KEPT_SHARED_BYTES]:
+                    released = self.peers.pop(size)
+                    if released is self.peer:
+                        self.peer = None
+                    self._release(released)
             peer = self.peers[nbytes] = self._allocate(nbytes)
         if peer is not self.peer:
             self.peer = peer
@@ -136,31 +133,21 @@ class Checker:
                                                                  self.server.device))
 
     def release(self):
-        """Releases every allocation shared with the current candidate (device memory on a
-        thread of its own: released() waits for it)."""
+        """Releases every allocation shared with the current candidate."""
         peers, self.peers, self.peer, self.peer_token = self.peers, {}, None, None
-        self._release(list(peers.values()))
+        for peer in peers.values():
+            self._release(peer)
 
-    def released(self):
-        """Waits until the device memory release() handed to its thread is released."""
-        if self.releasing is not None:
-            self.releasing.join()
-            self.releasing = None
-
-    def _release(self, peers):
-        device = []
-        for peer in peers:
-            peer.tensor = None
-            if isinstance(peer.keep, mmap.mmap):
-                try:
-                    peer.keep.close()
-                finally:
-                    os.close(peer.fd)
-            else:
-                device.append(peer.keep)  # the candidate's mapping keeps it until it unmaps
-        if device:
-            self.released()  # one release at a time, in order
-            self.releasing = shared_device.close_later(device)
+    @staticmethod
+    def _release(peer):
+        peer.tensor = None
+        if isinstance(peer.keep, mmap.mmap):
+            try:
+                peer.keep.close()
+            finally:
+                os.close(peer.fd)
+        else:
+            peer.keep.close()  # the candidate's mapping keeps the memory until it unmaps
 
     def _peer(self, offset, nbytes):
         if self.peer is None:

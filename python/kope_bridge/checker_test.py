@@ -365,52 +365,6 @@ class ShareTest(unittest.TestCase):
             self.assertIs(self.share(c, 4096, 1)[0], small)
 
 
-class DeviceReleaseTest(unittest.TestCase):
-    """SHARE's release of device memory (shared_device.close_later's thread), with allocations
-    that record what is done to them."""
-
-    def setUp(self):
-        self.c = make_checker()
-        self.events = []
-        self.c._allocate = lambda nbytes: types.SimpleNamespace(
-            nbytes=nbytes, fd=-1, keep=f"allocation of {nbytes}", tensor=object())
-        patcher = mock.patch.object(checker.shared_device, "close_later", self.close_later)
-        patcher.start()
-        self.addCleanup(patcher.stop)
-
-    def close_later(self, allocations):
-        self.events.append(("close", sorted(allocations)))
-        return types.SimpleNamespace(join=lambda: self.events.append(("join",)))
-
-    def share(self, nbytes, token):
-        self.c.share(p.Reader(struct.pack("=QQ", nbytes, token)))
-        return self.c.peer
-
-    def test_another_candidates_small_size_does_not_wait_for_the_release(self):
-        with mock.patch.object(checker, "KEPT_SHARED_BYTES", 8192):
-            self.share(4096, 1)
-            self.share(16384, 1)
-            fresh = self.share(4096, 2)
-        self.assertEqual(self.events, [("close", ["allocation of 16384", "allocation of 4096"])])
-        self.assertEqual(fresh.keep, "allocation of 4096")
-
-    def test_a_large_size_waits_until_the_last_candidates_memory_is_released(self):
-        with mock.patch.object(checker, "KEPT_SHARED_BYTES", 8192):
-            self.share(16384, 1)
-            self.share(4096, 2)
-            self.assertEqual(self.events, [("close", ["allocation of 16384"])])
-            self.share(16384, 2)
-        self.assertEqual(self.events, [("close", ["allocation of 16384"]), ("join",)])
-        self.assertIsNone(self.c.releasing)
-
-    def test_a_second_large_size_is_released_before_it_is_allocated(self):
-        with mock.patch.object(checker, "KEPT_SHARED_BYTES", 8192):
-            self.share(16384, 1)
-            self.share(32768, 1)
-        self.assertEqual(self.events, [("close", ["allocation of 16384"]), ("join",)])
-        self.assertEqual(sorted(self.c.peers), [32768])
-
-
 class TimingDrawTest(unittest.TestCase):
     def test_timing_shared_draws_own_inputs_and_gives_them_to_the_shared_memory(self):
         c, server = runner_with_arena(shared=True)
