@@ -35,6 +35,17 @@ class Slot:
     offset: int
 
     def byte_range(self, arena_bytes):
+        """(offset, bytes) of the elements the slot spans in an arena of `arena_bytes`;
+        ProtocolError where it is not a valid tensor of it. Remembered for the last arena size
+        (a slot is never changed once parsed)."""
+        known = self.__dict__.get("_range")
+        if known is not None and known[0] == arena_bytes:
+            return known[1]
+        span = self._byte_range(arena_bytes)
+        self._range = (arena_bytes, span)
+        return span
+
+    def _byte_range(self, arena_bytes):
         if self.dtype not in DTYPES:
             raise ProtocolError(f"unknown dtype {self.dtype}")
         size = DTYPES[self.dtype][1]
@@ -80,6 +91,15 @@ class Reader:
         self.pos += n
         return value[0] if len(value) == 1 else value
 
+    def take_list(self, fmt):
+        """take's values as a list, however many (none for a format of none)."""
+        n = struct.calcsize(fmt)
+        if self.pos + n > len(self.data):
+            raise ProtocolError("payload too short")
+        values = list(struct.unpack_from(fmt, self.data, self.pos))
+        self.pos += n
+        return values
+
     def string(self, max_bytes=1 << 20):
         n = self.take("=I")
         if n > max_bytes or self.pos + n > len(self.data):
@@ -100,23 +120,47 @@ class Reader:
         return self.pos == len(self.data)
 
     def call_spec(self, arena_bytes):
-        n_in, n_out = self.take("=I"), self.take("=I")
+        """The call's tensors, checked against an arena of `arena_bytes`. A spec parsed before
+        from the same bytes for the same arena size is returned again (the parent sends one
+        size set's spec with every request of it): callers never change a CallSpec."""
+        start = self.pos
+        for n in _SPEC_LENGTHS:
+            known = _SPECS.get((arena_bytes, bytes(self.data[start:start + n])))
+            if known is not None:
+                self.pos = start + n
+                return known
+        n_in, n_out = self.take("=II")
         if n_in + n_out > MAX_TENSORS:
             raise ProtocolError("too many tensors")
         spec = CallSpec()
         for k in range(n_in + n_out):
-            dtype, ndim = self.take("=i"), self.take("=I")
+            dtype, ndim = self.take("=iI")
             if ndim > MAX_DIMS:
                 raise ProtocolError("too many dimensions")
-            shape = [self.take("=q") for _ in range(ndim)]
+            shape = self.take_list(f"={ndim}q")
             n_strides = self.take("=I")
             if n_strides not in (0, ndim):
                 raise ProtocolError("stride count differs from rank")
-            strides = [self.take("=q") for _ in range(n_strides)]
+            strides = self.take_list(f"={n_strides}q")
             slot = Slot(dtype, shape, strides, self.take("=Q"))
             slot.byte_range(arena_bytes)
             (spec.inputs if k < n_in else spec.outputs).append(slot)
+        if len(_SPECS) >= MAX_KNOWN_SPECS:
+            _SPECS.clear()
+            _SPEC_LENGTHS.clear()
+        n = self.pos - start
+        _SPECS[arena_bytes, bytes(self.data[start:self.pos])] = spec
+        if n not in _SPEC_LENGTHS:
+            _SPEC_LENGTHS.append(n)
         return spec
+
+
+# Specs parsed so far, by arena size and their bytes, and the lengths of those bytes: parsing a
+# spec's bytes always consumes the same bytes, so a known spec's bytes at the read position are
+# that spec.
+MAX_KNOWN_SPECS = 64
+_SPECS = {}
+_SPEC_LENGTHS = []
 
 
 def _string(s):
