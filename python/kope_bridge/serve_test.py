@@ -110,5 +110,28 @@ class TimedCallsTest(unittest.TestCase):
         self.assertEqual(len(tally.ns), 2)
 
 
+
+class RequestProfileTest(unittest.TestCase):
+    def test_off_unless_asked(self):
+        with mock.patch.dict(os.environ, {}, clear=False):
+            os.environ.pop("KOPE_BRIDGE_PROFILE", None)
+            self.assertIsNone(serve.RequestProfile.from_environment())
+
+    def test_a_snapshot_of_the_handlers_every_hundred_requests(self):
+        import pstats
+        import tempfile
+        with tempfile.TemporaryDirectory() as folder, \
+                mock.patch.dict(os.environ, {"KOPE_BRIDGE_PROFILE": folder}):
+            profile = serve.RequestProfile.from_environment()
+            for _ in range(2 * serve.RequestProfile.EVERY - 1):
+                profile.enable()
+                sorted(range(50))
+                profile.disable()
+            pid = os.getpid()
+            self.assertEqual(sorted(os.listdir(folder)), [f"bridge-{pid}-100.pstats"])
+            stats = pstats.Stats(os.path.join(folder, f"bridge-{pid}-100.pstats")).stats
+            calls = [v[1] for k, v in stats.items() if k[2] == "<built-in method builtins.sorted>"]
+            self.assertEqual(calls, [100])
+
 if __name__ == "__main__":
     unittest.main()
