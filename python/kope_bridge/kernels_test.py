@@ -1,9 +1,11 @@
 """Tests of TorchKernel's choice of a model for a call's size set. Run by ctest:
 python3 -m unittest kope_bridge.kernels_test."""
 import unittest
+import unittest.mock
 
 import torch
 
+from . import kernels
 from .kernels import TorchKernel
 
 # get_inputs() refuses the meta device: a call's size set must be found without it.
@@ -159,6 +161,74 @@ class ScalarTest(unittest.TestCase):
             self.assertTrue(torch.equal(kernel.call(prepared)[0], x * value))
         self.assertEqual(torch._dynamo.utils.counters["stats"]["unique_graphs"], compiles)
 
+
+
+def linear_kernel(mode="eager"):
+    sets = [{"label": "bench", "globals": {"n": 4, "out": 2}, "shapes": [[4], [2, 4], [2]]}]
+    return TorchKernel({"mode": mode, "problem": WITH_PARAMETERS, "n_forward_inputs": 1,
+                        "parameters": ["lin.weight", "lin.bias"], "size_sets": sets}, "cpu")
+
+
+class ParameterTest(unittest.TestCase):
+    """An eager module computes with the arena's parameters, bound around the call."""
+
+    def inputs(self, k):
+        g = torch.Generator().manual_seed(k)
+        return [torch.randn(4, generator=g), torch.randn(2, 4, generator=g),
+                torch.randn(2, generator=g)]
+
+    def test_the_call_computes_with_the_given_parameters_and_leaves_the_modules_own(self):
+        kernel = linear_kernel()
+        fn, model = kernel._model_for([[4], [2, 4], [2]])
+        self.assertIsInstance(fn, kernels.BoundForward)
+        own = [p.data_ptr() for p in model.parameters()]
+        for k in range(3):
+            x, w, b = self.inputs(k)
+            out = kernel.run([x, w, b])[0]
+            expected = torch.func.functional_call(model, {"lin.weight": w, "lin.bias": b}, (x,))
+            self.assertTrue(torch.equal(out, expected))
+            self.assertTrue(torch.equal(out, (w @ x + b) * 2))
+            self.assertEqual([p.data_ptr() for p in model.parameters()], own)
+
+    def test_a_timed_loop_binds_outside_its_clock_once_per_call(self):
+        kernel = linear_kernel()
+        sets = [kernel.prepare(self.inputs(k)) for k in range(2)]
+        fn = sets[0][0]
+        events, bound = [], fn.bound
+
+        def counted(params):
+            events.append("bind")
+            return bound(params)
+
+        clock = kernels.time.perf_counter_ns
+
+        def tick():
+            events.append("clock")
+            return clock()
+
+        seen = []
+        forward = fn.model.forward
+        fn.model.forward = lambda x: seen.append(fn.model.lin.weight.data_ptr()) or forward(x)
+        tally = kernels.Tally()
+        with unittest.mock.patch.object(fn, "bound", counted), \
+                unittest.mock.patch.object(kernels.time, "perf_counter_ns", tick):
+            kernel.timed_calls(sets, 4, None, 0, lambda k, results: None, tally)
+        self.assertEqual(events, ["bind", "clock", "clock"] * 4)
+        self.assertEqual(seen, [sets[k % 2][1][0].data_ptr() for k in range(4)])
+        self.assertEqual(len(tally.ns), 4)
+
+    def test_a_forward_that_returns_its_parameter_returns_the_arenas_tensor(self):
+        kernel = linear_kernel()
+        fn, model = kernel._model_for([[4], [2, 4], [2]])
+        model.forward = lambda x: (model.lin.weight, model.lin(x))
+        x, w, b = self.inputs(5)
+        out = kernel.run([x, w, b])
+        self.assertIs(out[0], w)
+        self.assertTrue(torch.equal(out[1], w @ x + b))
+
+    def test_torch_compile_takes_them_as_arguments(self):
+        fn, _ = linear_kernel("compile")._model_for([[4], [2, 4], [2]])
+        self.assertNotIsInstance(fn, kernels.BoundForward)
 
 if __name__ == "__main__":
     unittest.main()
