@@ -440,6 +440,7 @@ Result<Outcome> Evaluator::Evaluate(const Task& task, std::string_view candidate
   if (!still) return finish();
 
   out.verdict = Verdict::kValid;
+  if (s.fastest_verified_bench_s > 0) out.fastest_verified_bench_s = s.fastest_verified_bench_s;
   DecideTiming(task, BenchSizes(task, language), s.fastest_verified_bench_s,
                backend_.runner_device().empty() ? 1e-3 : 200e-6, out);
   out.message = "valid";

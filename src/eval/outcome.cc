@@ -114,6 +114,7 @@ std::string OutcomeToJson(const Outcome& o, int indent) {
   if (o.roofline_floor_s) j["roofline_floor_s"] = *o.roofline_floor_s;
   if (o.roofline_fraction) j["roofline_fraction"] = *o.roofline_fraction;
   if (o.baseline_roofline_fraction) j["baseline_roofline_fraction"] = *o.baseline_roofline_fraction;
+  if (o.fastest_verified_bench_s) j["fastest_verified_bench_s"] = *o.fastest_verified_bench_s;
   j["flags"] = o.flags;
   j["trials"] = o.trials;
   j["size_sets"] = o.size_sets;
@@ -194,6 +195,10 @@ std::string FormatOutcome(const Outcome& o) {
                      Seconds(c.p20_s), Seconds(c.p80_s), c.samples);
     s += fmt::format("  baseline  {} (p20 {}, p80 {}, {} samples)\n", Seconds(b.median_s),
                      Seconds(b.p20_s), Seconds(b.p80_s), b.samples);
+    if (o.HasFlag(kFlagTimedFasterThanVerified) && o.fastest_verified_bench_s) {
+      s += fmt::format("  verified  {} (the candidate's fastest verified call at the bench size)\n",
+                       Seconds(*o.fastest_verified_bench_s));
+    }
     if (o.compiled_time) {
       const TimingSummary& k = *o.compiled_time;
       s += fmt::format("  compiled  {} (torch.compile; p20 {}, p80 {}, {} samples)\n",

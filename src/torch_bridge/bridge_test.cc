@@ -351,6 +351,12 @@ void ExpectVerdict(const Case& c, Backend& backend) {
   if (!c.flag.empty()) {
     EXPECT_TRUE(outcome->HasFlag(c.flag)) << "expected the flag " << c.flag << "\n"
                                           << FormatOutcome(*outcome);
+    if (c.flag == kFlagTimedFasterThanVerified && outcome->candidate_time) {
+      // Its evidence: the fastest verified call, over five times the timed median.
+      ASSERT_TRUE(outcome->fastest_verified_bench_s.has_value()) << FormatOutcome(*outcome);
+      EXPECT_LT(5 * outcome->candidate_time->median_s, *outcome->fastest_verified_bench_s);
+      EXPECT_NE(FormatOutcome(*outcome).find("fastest verified call"), std::string::npos);
+    }
   } else if (outcome->verdict == Verdict::kValid) {  // no false alarm
     EXPECT_FALSE(outcome->HasFlag(kFlagTimedFasterThanVerified)) << FormatOutcome(*outcome);
   }

@@ -75,6 +75,9 @@ struct Outcome {
   std::optional<double> roofline_floor_s;   // max(bytes / bandwidth, flops / peak)
   std::optional<double> roofline_fraction;  // floor / candidate median: 1.0 is speed of light
   std::optional<double> baseline_roofline_fraction;
+  // The candidate's fastest verified call at the bench size (its kernel time): what its timed
+  // calls are judged against (kFlagTimedFasterThanVerified). Absent where none was timed.
+  std::optional<double> fastest_verified_bench_s;
   // Tasks with a PyTorch baseline: torch.compile of the same problem, timed in the same session
   // (the baseline is then PyTorch eager).
   std::optional<TimingSummary> compiled_time;
