@@ -144,9 +144,8 @@ Result<SizeSet> ReadSizeSet(const toml::node& node, const std::string& path, std
                         "with a digit, and not min, max or cdiv");
     }
     KOPE_ASSIGN_OR_RETURN(int64_t v, AsInteger(value, field));
-    // 0 is kept for a PyTorch problem's own integers (padding = 0); ReadTorch refuses it for
-    // every other size.
-    if (v < 0) return FieldError(field, "must be >= 1, got " + std::to_string(v));
+    // Any integer here: a PyTorch problem's own integers may be 0 or negative (padding = 0,
+    // hardtanh_min = -2); CheckPositiveSizes refuses a size below 1 that is not one of them.
     set.sizes[name] = v;
   }
   return set;
@@ -305,7 +304,8 @@ Status ReadTorch(const toml::table& root, Task* task) {
   return Status::Ok();
 }
 
-// Sizes are >= 1, except a PyTorch problem's own integers, which may be 0 (padding = 0).
+// Sizes are >= 1, except a PyTorch problem's own integers, which may be 0 or negative
+// (padding = 0, hardtanh_min = -2).
 Status CheckPositiveSizes(const Task& task) {
   auto check = [&](const SizeSet& set, const std::string& path) -> Status {
     for (const auto& [name, value] : set.sizes) {

@@ -335,6 +335,34 @@ TEST(LoadTaskTest, ReferenceInAnotherLanguageStandsAlone) {
   EXPECT_EQ(task->baselines.count("cuda"), 0u);
 }
 
+// A PyTorch problem's own integers that are no sizes of a shape (KernelBench level 2's
+// hardtanh_min = -2, a convolution's padding = 0) are kept as they are; any other size is >= 1.
+std::string TorchTaskToml(const std::string& bench, const std::string& globals) {
+  return "name = \"clamp\"\nfamily = \"elementwise\"\n"
+         "[[inputs]]\nname = \"x\"\ndtype = \"f32\"\nshape = [\"n\"]\n"
+         "[[outputs]]\nname = \"y\"\ndtype = \"f32\"\nshape = [\"n\"]\n"
+         "[sizes]\nbench = { " + bench + " }\ncheck = [{ n = 1, low = -2, pad = 0 }, " +
+         "{ n = 7, low = -2, pad = 0 }]\n"
+         "[baseline]\ntorch = \"problem.py\"\n[torch]\nglobals = [" + globals + "]\n";
+}
+
+TEST(LoadTaskTest, AProblemsOwnIntegersMayBeZeroOrNegative) {
+  ScratchFolder scratch;
+  scratch.Write("t/problem.py", "low = -2\npad = 0\nn = 8\n");
+  scratch.Write("t/task.toml", TorchTaskToml("n = 1024, low = -2, pad = 0",
+                                             "\"n\", \"low\", \"pad\""));
+  Result<Task> task = LoadTask(scratch.path() / "t");
+  ASSERT_TRUE(task.ok()) << task.status().ToString();
+  EXPECT_EQ(task->bench.sizes.at("low"), -2);
+  EXPECT_EQ(task->bench.sizes.at("pad"), 0);
+  scratch.Write("t/task.toml", TorchTaskToml("n = 1024, low = -2, pad = 0", "\"n\", \"pad\""));
+  task = LoadTask(scratch.path() / "t");
+  ASSERT_FALSE(task.ok());
+  EXPECT_NE(task.status().message().find("sizes.bench.low: must be >= 1, got -2"),
+            std::string::npos)
+      << task.status().message();
+}
+
 }  // namespace
 }  // namespace kope
 
