@@ -2,6 +2,7 @@
 #include "kope/eval/outcome.h"
 
 #include <gtest/gtest.h>
+
 #include <nlohmann/json.hpp>
 
 namespace kope {

@@ -341,16 +341,18 @@ std::string TorchTaskToml(const std::string& bench, const std::string& globals) 
   return "name = \"clamp\"\nfamily = \"elementwise\"\n"
          "[[inputs]]\nname = \"x\"\ndtype = \"f32\"\nshape = [\"n\"]\n"
          "[[outputs]]\nname = \"y\"\ndtype = \"f32\"\nshape = [\"n\"]\n"
-         "[sizes]\nbench = { " + bench + " }\ncheck = [{ n = 1, low = -2, pad = 0 }, " +
+         "[sizes]\nbench = { " +
+         bench + " }\ncheck = [{ n = 1, low = -2, pad = 0 }, " +
          "{ n = 7, low = -2, pad = 0 }]\n"
-         "[baseline]\ntorch = \"problem.py\"\n[torch]\nglobals = [" + globals + "]\n";
+         "[baseline]\ntorch = \"problem.py\"\n[torch]\nglobals = [" +
+         globals + "]\n";
 }
 
 TEST(LoadTaskTest, AProblemsOwnIntegersMayBeZeroOrNegative) {
   ScratchFolder scratch;
   scratch.Write("t/problem.py", "low = -2\npad = 0\nn = 8\n");
-  scratch.Write("t/task.toml", TorchTaskToml("n = 1024, low = -2, pad = 0",
-                                             "\"n\", \"low\", \"pad\""));
+  scratch.Write("t/task.toml",
+                TorchTaskToml("n = 1024, low = -2, pad = 0", "\"n\", \"low\", \"pad\""));
   Result<Task> task = LoadTask(scratch.path() / "t");
   ASSERT_TRUE(task.ok()) << task.status().ToString();
   EXPECT_EQ(task->bench.sizes.at("low"), -2);
