@@ -29,12 +29,37 @@ def int_globals(source):
 _loaded = 0
 
 
+def _with_values(source, name, overrides):
+    """`source` compiled with each top-level assignment to a name in `overrides` assigning its
+    value instead, so that what the file derives from it afterwards follows
+    (`bias_shape = (out_channels, 1, 1)`). A chained assignment (`height = width = 128`) becomes
+    one per name. Other statements are left as they are."""
+    tree = ast.parse(source, name)
+    body = []
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and all(isinstance(t, ast.Name) for t in node.targets) \
+                and any(t.id in overrides for t in node.targets):
+            for t in node.targets:
+                value = ast.Constant(overrides[t.id]) if t.id in overrides else node.value
+                body.append(ast.copy_location(ast.Assign(targets=[t], value=value), node))
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and \
+                node.value is not None and node.target.id in overrides:
+            node.value = ast.copy_location(ast.Constant(overrides[node.target.id]), node.value)
+            body.append(node)
+        else:
+            body.append(node)
+    tree.body = body
+    return compile(ast.fix_missing_locations(tree), name, "exec")
+
+
 def load_module(source, name, overrides=None, extra=None):
-    """Executes `source` as a module, then sets the integer globals in `overrides`.
+    """Executes `source` as a module with the integer globals in `overrides` assigned their
+    values where the file assigns them (so that globals derived from them follow), and set
+    again afterwards (whatever the file did to them since).
 
     Module-level integers are read by get_inputs()/get_init_inputs() when they are called, so
-    setting them after execution resizes the problem. `extra` is executed in the same namespace
-    afterwards (a ModelNew candidate sees the problem's names, as in KernelBench).
+    their values resize the problem. `extra` is executed in the same namespace afterwards (a
+    ModelNew candidate sees the problem's names, as in KernelBench).
     """
     global _loaded
     _loaded += 1
@@ -42,11 +67,11 @@ def load_module(source, name, overrides=None, extra=None):
     module.__file__ = name
     # torch.compile looks modules up by name: a registered module keeps it happy.
     sys.modules[module.__name__] = module
-    exec(compile(source, name, "exec"), module.__dict__)
-    for key, value in (overrides or {}).items():
+    overrides = overrides or {}
+    code = _with_values(source, name, overrides) if overrides else compile(source, name, "exec")
+    exec(code, module.__dict__)
+    for key, value in overrides.items():
         module.__dict__[key] = value
-    # Derived sizes (e.g. `dim2 = dim1 * 2` written after dim1) are not recomputed: the importer
-    # lists every integer the file assigns, so each size set gives all of them explicitly.
     if extra is not None:
         exec(compile(extra, "candidate.py", "exec"), module.__dict__)
     for required in ("Model", "get_inputs", "get_init_inputs"):
