@@ -19,8 +19,9 @@ def int_globals(source):
         targets = node.targets if isinstance(node, ast.Assign) else \
             [node.target] if isinstance(node, ast.AnnAssign) else []
         for t in targets:
-            if isinstance(t, ast.Name) and t.id not in names:
-                names.append(t.id)
+            for n in t.elts if isinstance(t, ast.Tuple) else [t]:  # depth, height = 16, 32
+                if isinstance(n, ast.Name) and n.id not in names:
+                    names.append(n.id)
     module = types.ModuleType("problem")
     exec(compile(source, "problem.py", "exec"), module.__dict__)
     return {n: module.__dict__[n] for n in names if type(module.__dict__.get(n)) is int}
@@ -32,24 +33,43 @@ _loaded = 0
 def _with_values(source, name, overrides):
     """`source` compiled with each top-level assignment to a name in `overrides` assigning its
     value instead, so that what the file derives from it afterwards follows
-    (`bias_shape = (out_channels, 1, 1)`). A chained assignment (`height = width = 128`) becomes
-    one per name. Other statements are left as they are."""
+    (`bias_shape = (out_channels, 1, 1)`). A chained assignment (`height = width = 128`) and
+    one of a tuple of names (`depth, height = 16, 32`) become one assignment per name. Other
+    statements are left as they are."""
     tree = ast.parse(source, name)
     body = []
     for node in tree.body:
-        if isinstance(node, ast.Assign) and all(isinstance(t, ast.Name) for t in node.targets) \
-                and any(t.id in overrides for t in node.targets):
-            for t in node.targets:
-                value = ast.Constant(overrides[t.id]) if t.id in overrides else node.value
-                body.append(ast.copy_location(ast.Assign(targets=[t], value=value), node))
-        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and \
-                node.value is not None and node.target.id in overrides:
-            node.value = ast.copy_location(ast.Constant(overrides[node.target.id]), node.value)
-            body.append(node)
-        else:
-            body.append(node)
+        for statement in _one_per_name(node):
+            body.extend(_substituted(statement, overrides))
     tree.body = body
     return compile(ast.fix_missing_locations(tree), name, "exec")
+
+
+def _one_per_name(node):
+    """`node`, or where it assigns a tuple of values to as many names, one assignment each."""
+    if isinstance(node, ast.Assign) and len(node.targets) == 1 and \
+            isinstance(node.targets[0], ast.Tuple) and \
+            isinstance(node.value, (ast.Tuple, ast.List)) and \
+            len(node.value.elts) == len(node.targets[0].elts) and \
+            all(isinstance(t, ast.Name) for t in node.targets[0].elts):
+        return [ast.copy_location(ast.Assign(targets=[t], value=v), node)
+                for t, v in zip(node.targets[0].elts, node.value.elts)]
+    return [node]
+
+
+def _substituted(node, overrides):
+    """The statements that stand for `node`: an assignment to names in `overrides` assigns
+    their values (one statement per name of a chained assignment)."""
+    if isinstance(node, ast.Assign) and all(isinstance(t, ast.Name) for t in node.targets) \
+            and any(t.id in overrides for t in node.targets):
+        return [ast.copy_location(ast.Assign(
+            targets=[t],
+            value=ast.Constant(overrides[t.id]) if t.id in overrides else node.value), node)
+            for t in node.targets]
+    if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and \
+            node.value is not None and node.target.id in overrides:
+        node.value = ast.copy_location(ast.Constant(overrides[node.target.id]), node.value)
+    return [node]
 
 
 def load_module(source, name, overrides=None, extra=None):

@@ -21,6 +21,7 @@ class Model(nn.Module):
 batch_size = 16
 out_channels = 64
 height = width = 32
+depth, frames = 6, 2
 bias_shape = (out_channels, 1, 1)
 steps: int = 4
 steps += 1
@@ -41,7 +42,7 @@ class LoadModuleTest(unittest.TestCase):
                          (64, 32, 32, (64, 1, 1), 5))
         self.assertEqual(problem.int_globals(SOURCE),
                          {"batch_size": 16, "out_channels": 64, "height": 32, "width": 32,
-                          "steps": 5})
+                          "depth": 6, "frames": 2, "steps": 5})
 
     def test_what_the_file_derives_from_a_size_follows_it(self):
         m = problem.load_module(SOURCE, "problem.py", {"out_channels": 3, "batch_size": 2})
@@ -56,6 +57,10 @@ class LoadModuleTest(unittest.TestCase):
         self.assertEqual((m.height, m.width), (5, 32))
         m = problem.load_module(SOURCE, "problem.py", {"height": 5, "width": 7})
         self.assertEqual((m.height, m.width), (5, 7))
+
+    def test_names_assigned_as_a_tuple_are_sizes_of_their_own(self):
+        m = problem.load_module(SOURCE, "problem.py", {"depth": 3})
+        self.assertEqual((m.depth, m.frames), (3, 2))
 
     def test_an_override_holds_whatever_the_file_does_to_the_name_later(self):
         m = problem.load_module(SOURCE, "problem.py", {"steps": 9})
