@@ -73,6 +73,20 @@ class CompareTest(unittest.TestCase):
         self.assertEqual(r["max_abs"], h(0.5))  # the NaN pair counts for neither error
         self.assertEqual(r["max_rel"], h(0.25))  # |e| = 0 is left out of the relative error
 
+    def test_a_passing_output_reports_no_errors_a_failing_one_those_of_every_chunk(self):
+        self.assertEqual(self.compare([1.0, 2.0], [1.0005, 2.0]), comparison.passing())
+        old = comparison.COMPARE_CHUNK
+        comparison.COMPARE_CHUNK = 2
+        try:
+            f64 = {"dtype": torch.float64}
+            r = self.c.compare(torch.tensor([1.0, 2.0, 4.0, 8.0], **f64),
+                               torch.tensor([1.5, 2.0, 4.0, 9.0], **f64), 0.0, 0.6)
+        finally:
+            comparison.COMPARE_CHUNK = old
+        self.assertEqual((r["mismatches"], r["first"]), (1, 3))
+        self.assertEqual(r["max_abs"], h(1.0))
+        self.assertEqual(r["max_rel"], h(0.5))  # from the first chunk, which passed
+
     def test_first_failure_is_found_across_chunks(self):
         old = comparison.COMPARE_CHUNK
         comparison.COMPARE_CHUNK = 4

@@ -47,6 +47,18 @@ def same_bytes(a, b):
     return torch.equal(*as_words(a, b))
 
 
+def all_within(expected, actual, rtol, atol):
+    """Whether every expected value is finite and every actual one within atol + rtol *
+    |expected| of it, in float64, chunk by chunk: compare()'s fast test, without the errors."""
+    for start in range(0, expected.numel(), COMPARE_CHUNK):
+        e = expected[start:start + COMPARE_CHUNK].to(torch.float64)
+        a = actual[start:start + COMPARE_CHUNK].to(torch.float64)
+        if not bool(((a - e).abs_() <= e.abs().mul_(rtol).add_(atol)).logical_and_(
+                e.isfinite()).all()):
+            return False
+    return True
+
+
 def passing():
     """compare()'s summary of an output that passed (its errors are reported only for a
     failing output)."""
@@ -215,6 +227,8 @@ class Comparer:
                 self.fast is not fast_test and \
                 self.failing_fast_test(expected, actual, rtol, atol) == 0:
             return out  # passes (its errors are reported only for a failing output)
+        if expected.device.type != "cuda" and all_within(expected, actual, rtol, atol):
+            return out  # the same, eagerly: a third fewer passes than with the errors
         max_abs, max_rel, failed = 0.0, 0.0, False
         for start in range(0, expected.numel(), COMPARE_CHUNK):
             e = expected[start:start + COMPARE_CHUNK].to(torch.float64)
