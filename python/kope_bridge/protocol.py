@@ -84,19 +84,18 @@ class Reader:
         self.data, self.pos = payload, 0
 
     def take(self, fmt):
-        n = struct.calcsize(fmt)
-        if self.pos + n > len(self.data):
-            raise ProtocolError("payload too short")
-        value = struct.unpack_from(fmt, self.data, self.pos)
-        self.pos += n
+        value = self._unpack(fmt)
         return value[0] if len(value) == 1 else value
 
     def take_list(self, fmt):
         """take's values as a list, however many (none for a format of none)."""
+        return list(self._unpack(fmt))
+
+    def _unpack(self, fmt):
         n = struct.calcsize(fmt)
         if self.pos + n > len(self.data):
             raise ProtocolError("payload too short")
-        values = list(struct.unpack_from(fmt, self.data, self.pos))
+        values = struct.unpack_from(fmt, self.data, self.pos)
         self.pos += n
         return values
 
