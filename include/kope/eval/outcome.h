@@ -53,9 +53,9 @@ inline constexpr std::string_view kFlagWallClockMismatch = "wall_clock_mismatch"
 inline constexpr std::string_view kFlagUnstableTiming = "unstable_timing";
 inline constexpr std::string_view kFlagWithinNoise = "within_noise";
 // The candidate's timed calls ran in under a fifth of the time of its fastest verified call at
-// the bench size (one of at least 200 us on a GPU, 1 ms on the CPU): a kernel that does its
-// work only when its outputs are checked (one that can tell verified calls from timed ones)
-// times like this.
+// the bench size (one of at least 200 us for a native kernel on a GPU, 1 ms for a ModelNew or
+// on the CPU): a kernel that does its work only when its outputs are checked (one that can tell
+// verified calls from timed ones) times like this.
 inline constexpr std::string_view kFlagTimedFasterThanVerified = "timed_faster_than_verified";
 
 struct Outcome {
