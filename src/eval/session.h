@@ -93,6 +93,14 @@ struct EvalSession {
   // runs candidate code, so a slow one is never the candidate's timeout.
   double CheckerTimeout() const { return std::max(options.call_timeout_seconds, 300.0); }
 
+  // Whether a trial at `set` calls the candidate twice on the same inputs before perturbing
+  // them. The second call's other poison shows unwritten elements, and the two calls' agreement
+  // races. A bridge candidate's outputs are copied whole (shared_outputs_poisoned), so only the
+  // agreement is left to check; it is checked at the check sizes, and at the bench size, where
+  // one call of the largest KernelBench problems costs about 17 ms of copies and comparison at
+  // 17 GB per call, a trial's two calls on different inputs (before and after the perturbation)
+  // each still face the reference.
+  bool CallsTwicePerTrial(const SizeSet& set) const;
   // Verification of every size set (`trials` trials each); false when the candidate failed.
   Result<bool> Verify(const std::vector<SizeSet>& sets, int trials,
                       const std::string& failure_reason);

@@ -44,5 +44,21 @@ TEST(DependenceKey, DiffersWithAnyDtypeLawSizeOrName) {
   EXPECT_NE(DependenceKey(TwoInputs(), SizeSet{"bench", {{"n", 4097}}}), base);
 }
 
+TEST(CallsTwicePerTrial, ExceptABridgeCandidateAtTheBenchSize) {
+  // A bridge candidate's outputs are copied whole: at the bench size its second call on the
+  // same inputs (another poison) is left out; at every check size it is made.
+  Task task = TwoInputs();
+  task.checks = {SizeSet{"check[0]", {{"n", 64}}}, SizeSet{"check[1]", {{"n", 100}}}};
+  task.bench = SizeSet{"bench", {{"n", 4096}}};
+  const EvalOptions options;
+  EvalSession native(task, options, "cuda");
+  EvalSession bridged(task, options, "cuda");
+  bridged.check_in_reference = true;
+  for (const SizeSet& set : SizeSetsFor(task, "cuda")) {
+    EXPECT_TRUE(native.CallsTwicePerTrial(set)) << set.label;
+    EXPECT_EQ(bridged.CallsTwicePerTrial(set), set.label != "bench") << set.label;
+  }
+}
+
 }  // namespace
 }  // namespace kope
