@@ -65,9 +65,11 @@ struct EvalSession {
   bool CandidateCallOk(const CallOutcome& call, const std::string& what);
 
   // Verification steps (verification.cc).
-  Status WriteInputs(const ArenaLayout& layout, int trial, std::mt19937_64& rng);
-  Status PerturbInputs(const ArenaLayout& layout, int trial, std::mt19937_64& rng);
-  Status DrawInReference(int trial, std::mt19937_64& rng, bool perturb);
+  Status WriteInputs(const ArenaLayout& layout, const SizeSet& set, int trial,
+                     std::mt19937_64& rng);
+  Status PerturbInputs(const ArenaLayout& layout, const SizeSet& set, int trial,
+                       std::mt19937_64& rng);
+  Status DrawInReference(const SizeSet& set, int trial, std::mt19937_64& rng, bool perturb);
   // The reference's outputs where they lie, in its arena: valid until it runs again (none when
   // checked in the reference). With `summarize`, reference_summary describes them.
   using Expected = std::vector<const uint8_t*>;
@@ -110,10 +112,11 @@ struct EvalSession {
 
 // A secret seed for one trial: never derived from anything the candidate can see.
 uint64_t SecretSeed();
-// An input's distribution in `trial` (its declared ones in turn; the default without any).
-Distribution TrialDistribution(const TensorSpec& spec, int trial);
-// The task's input distributions for `trial`, for the bridge's DRAW requests.
-std::vector<Runner::DrawSpec> DrawSpecs(const Task& task, int trial);
+// An input's distribution in `trial` (its declared ones in turn; the default without any), at
+// the sizes of `set` (DistributionAt).
+Result<Distribution> TrialDistribution(const TensorSpec& spec, int trial, const SizeSet& set);
+// The task's input distributions for `trial` at `set`, for the bridge's DRAW requests.
+Result<std::vector<Runner::DrawSpec>> DrawSpecs(const Task& task, int trial, const SizeSet& set);
 // What a reference's dependence on its inputs is checked for (KernelProcess::depends_on_inputs):
 // the task's name, its inputs' dtypes and laws, and the sizes of `set`; the reference's code is
 // its process's own. Equal for equal inputs, different when any of these differs.

@@ -78,7 +78,7 @@ Result<bool> EvalSession::Time() {
   // The same fresh inputs for all, in every rotation set.
   std::mt19937_64 rng(SecretSeed());
   if (drawn_by_runners) {
-    const std::vector<Runner::DrawSpec> specs = DrawSpecs(task, 0);
+    KOPE_ASSIGN_OR_RETURN(const std::vector<Runner::DrawSpec> specs, DrawSpecs(task, 0, bench));
     for (int r = 0; r < rotation; ++r) {
       const uint64_t seed = rng();
       KOPE_ASSIGN_OR_RETURN(CallOutcome drawn, base.Draw(r, seed, Runner::DrawMode::kTimingShared,
@@ -94,7 +94,8 @@ Result<bool> EvalSession::Time() {
     for (int r = 0; r < rotation; ++r) {
       for (size_t i = 0; i < layout.inputs.size(); ++i) {
         const auto& in = layout.inputs[i];
-        FillInput(base.input(r, i), in.dtype, in.count, TrialDistribution(task.inputs[i], 0), rng);
+        KOPE_ASSIGN_OR_RETURN(const Distribution d, TrialDistribution(task.inputs[i], 0, bench));
+        FillInput(base.input(r, i), in.dtype, in.count, d, rng);
         ParallelMemcpy(candidate->input(r, i), base.input(r, i), in.bytes);
         if (compiled) ParallelMemcpy(compiled->input(r, i), base.input(r, i), in.bytes);
       }

@@ -24,9 +24,10 @@ bool AllElementsEqual(const uint8_t* data, size_t count, size_t element_size) {
 
 }  // namespace
 
-Distribution TrialDistribution(const TensorSpec& spec, int trial) {
+Result<Distribution> TrialDistribution(const TensorSpec& spec, int trial, const SizeSet& set) {
   const auto& dists = spec.distributions;
-  return dists.empty() ? Distribution{} : dists[static_cast<size_t>(trial) % dists.size()];
+  if (dists.empty()) return Distribution{};
+  return DistributionAt(dists[static_cast<size_t>(trial) % dists.size()], set);
 }
 
 std::string DependenceKey(const Task& task, const SizeSet& set) {
@@ -38,16 +39,17 @@ std::string DependenceKey(const Task& task, const SizeSet& set) {
       std::snprintf(law, sizeof(law), ";%d,%a,%a,%a,%a,%a,%a,%d", static_cast<int>(d.kind), d.mean,
                     d.stddev, d.low, d.high, d.low_exp, d.high_exp, d.num_distinct);
       key += law;
+      if (d.fan_in) key += "/sqrt(" + d.fan_in->text() + ")";
     }
   }
   for (const auto& [name, value] : set.sizes) key += "|" + name + "=" + std::to_string(value);
   return ContentHash(key);
 }
 
-std::vector<Runner::DrawSpec> DrawSpecs(const Task& task, int trial) {
+Result<std::vector<Runner::DrawSpec>> DrawSpecs(const Task& task, int trial, const SizeSet& set) {
   std::vector<Runner::DrawSpec> specs;
   for (const TensorSpec& input : task.inputs) {
-    const Distribution d = TrialDistribution(input, trial);
+    KOPE_ASSIGN_OR_RETURN(const Distribution d, TrialDistribution(input, trial, set));
     specs.push_back({static_cast<uint8_t>(d.kind), d.mean, d.stddev, d.low, d.high, d.low_exp,
                      d.high_exp, d.num_distinct});
   }
@@ -86,10 +88,12 @@ bool EvalSession::CandidateCallOk(const CallOutcome& call, const std::string& wh
 
 // Checked in the reference, the reference runner draws the inputs itself from a secret seed:
 // they never cross between host and GPU.
-Status EvalSession::DrawInReference(int trial, std::mt19937_64& rng, bool perturb) {
+Status EvalSession::DrawInReference(const SizeSet& set, int trial, std::mt19937_64& rng,
+                                    bool perturb) {
   const auto mode = perturb ? Runner::DrawMode::kPerturb : Runner::DrawMode::kTrial;
+  KOPE_ASSIGN_OR_RETURN(std::vector<Runner::DrawSpec> specs, DrawSpecs(task, trial, set));
   KOPE_ASSIGN_OR_RETURN(CallOutcome drawn,
-                        reference->Draw(0, rng(), mode, DrawSpecs(task, trial), CheckerTimeout()));
+                        reference->Draw(0, rng(), mode, specs, CheckerTimeout()));
   if (!drawn.ok()) {
     return Status::Internal("the reference runner could not draw inputs: " + drawn.detail);
   }
@@ -97,13 +101,14 @@ Status EvalSession::DrawInReference(int trial, std::mt19937_64& rng, bool pertur
 }
 
 // Draws a trial's inputs into both arenas and remembers their hashes.
-Status EvalSession::WriteInputs(const ArenaLayout& layout, int trial, std::mt19937_64& rng) {
-  if (check_in_reference) return DrawInReference(trial, rng, false);
+Status EvalSession::WriteInputs(const ArenaLayout& layout, const SizeSet& set, int trial,
+                                std::mt19937_64& rng) {
+  if (check_in_reference) return DrawInReference(set, trial, rng, false);
   input_hashes.clear();
   for (size_t i = 0; i < layout.inputs.size(); ++i) {
     uint8_t* ref_in = reference->input(0, i);
-    FillInput(ref_in, layout.inputs[i].dtype, layout.inputs[i].count,
-              TrialDistribution(task.inputs[i], trial), rng);
+    KOPE_ASSIGN_OR_RETURN(const Distribution d, TrialDistribution(task.inputs[i], trial, set));
+    FillInput(ref_in, layout.inputs[i].dtype, layout.inputs[i].count, d, rng);
     ParallelMemcpy(candidate->input(0, i), ref_in, layout.inputs[i].bytes);
     input_hashes.push_back(BufferHash(ref_in, layout.inputs[i].bytes));
   }
@@ -113,17 +118,19 @@ Status EvalSession::WriteInputs(const ArenaLayout& layout, int trial, std::mt199
 // Redraws one element of every input in both arenas (a value different from
 // the old one): a kernel that keys a cache on a sample of its input replays a
 // stale output here, a correct one recomputes.
-Status EvalSession::PerturbInputs(const ArenaLayout& layout, int trial, std::mt19937_64& rng) {
-  if (check_in_reference) return DrawInReference(trial, rng, true);
+Status EvalSession::PerturbInputs(const ArenaLayout& layout, const SizeSet& set, int trial,
+                                  std::mt19937_64& rng) {
+  if (check_in_reference) return DrawInReference(set, trial, rng, true);
   for (size_t i = 0; i < layout.inputs.size(); ++i) {
     const auto& t = layout.inputs[i];
+    KOPE_ASSIGN_OR_RETURN(const Distribution d, TrialDistribution(task.inputs[i], trial, set));
     size_t esize = DTypeSize(t.dtype);
     size_t j = std::uniform_int_distribution<size_t>(0, t.count - 1)(rng);
     uint8_t* ref_in = reference->input(0, i);
     uint64_t old_bits = 0, new_bits = 0;
     std::memcpy(&old_bits, ref_in + j * esize, esize);
     for (int attempt = 0; attempt < 16; ++attempt) {
-      FillInput(ref_in + j * esize, t.dtype, 1, TrialDistribution(task.inputs[i], trial), rng);
+      FillInput(ref_in + j * esize, t.dtype, 1, d, rng);
       std::memcpy(&new_bits, ref_in + j * esize, esize);
       if (new_bits != old_bits) break;
     }
@@ -352,7 +359,7 @@ Result<bool> EvalSession::Verify(const std::vector<SizeSet>& sets, int trials,
       Progress("verify " + set.label + " trial " + std::to_string(trial + 1) + "/" +
                std::to_string(trials));
       std::mt19937_64 rng(SecretSeed());
-      KOPE_RETURN_IF_ERROR(WriteInputs(layout, trial, rng));
+      KOPE_RETURN_IF_ERROR(WriteInputs(layout, set, trial, rng));
       const bool summarize =
           first_pass && set.label == "bench" && !reference->depends_on_inputs(dependence_key);
       KOPE_ASSIGN_OR_RETURN(Expected expected, ReferenceOutputs(layout, set, summarize));
@@ -369,7 +376,7 @@ Result<bool> EvalSession::Verify(const std::vector<SizeSet>& sets, int trials,
                                                      first_pass ? "runs_disagree" : failure_reason));
         if (!ok) return false;
       }
-      KOPE_RETURN_IF_ERROR(PerturbInputs(layout, trial, rng));
+      KOPE_RETURN_IF_ERROR(PerturbInputs(layout, set, trial, rng));
       KOPE_ASSIGN_OR_RETURN(expected, ReferenceOutputs(layout, set, false));
       KOPE_ASSIGN_OR_RETURN(ok, CheckCandidateCall(layout, set, trial, expected, nan,
                                                    first_pass ? "stale_output" : failure_reason));

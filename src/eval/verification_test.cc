@@ -44,6 +44,34 @@ TEST(DependenceKey, DiffersWithAnyDtypeLawSizeOrName) {
   EXPECT_NE(DependenceKey(TwoInputs(), SizeSet{"bench", {{"n", 4097}}}), base);
 }
 
+TEST(TrialDistribution, AtTheSizesOfItsSet) {
+  TensorSpec w;
+  w.name = "w";
+  w.dtype = KOPE_F32;
+  Distribution scaled;
+  scaled.kind = Distribution::Kind::kUniform;
+  scaled.low = -1.0;
+  scaled.high = 1.0;
+  scaled.fan_in = *Expr::Parse("n");
+  w.distributions = {scaled, Distribution{}};
+  const SizeSet small{"check[0]", {{"n", 4}}};
+  const SizeSet large{"bench", {{"n", 4096}}};
+  Result<Distribution> d = TrialDistribution(w, 0, small);
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_DOUBLE_EQ(d->high, 0.5);
+  d = TrialDistribution(w, 2, large);  // trials cycle through the laws
+  ASSERT_TRUE(d.ok());
+  EXPECT_DOUBLE_EQ(d->low, -1.0 / 64);
+  d = TrialDistribution(w, 1, large);
+  ASSERT_TRUE(d.ok());
+  EXPECT_DOUBLE_EQ(d->stddev, 1.0);
+
+  Task task = TwoInputs();
+  Task fanned = TwoInputs();
+  fanned.inputs[0].distributions[0].fan_in = *Expr::Parse("n");
+  EXPECT_NE(DependenceKey(fanned, large), DependenceKey(task, large));
+}
+
 TEST(CallsTwicePerTrial, ExceptABridgeCandidateAtTheBenchSize) {
   // A bridge candidate's outputs are copied whole: at the bench size its second call on the
   // same inputs (another poison) is left out; at every check size it is made.

@@ -162,7 +162,7 @@ Result<Distribution> ReadTable(const toml::table& table, DType dtype, const std:
   Distribution d = Defaults(kind, dtype);
   switch (kind) {
     case Kind::kNormal:
-      KOPE_RETURN_IF_ERROR(CheckKeys(table, path, {"kind", "mean", "stddev"}));
+      KOPE_RETURN_IF_ERROR(CheckKeys(table, path, {"kind", "mean", "stddev", "fan_in"}));
       KOPE_RETURN_IF_ERROR(ReadNumber(table, "mean", path, &d.mean));
       KOPE_RETURN_IF_ERROR(ReadNumber(table, "stddev", path, &d.stddev));
       break;
@@ -171,6 +171,10 @@ Result<Distribution> ReadTable(const toml::table& table, DType dtype, const std:
       KOPE_RETURN_IF_ERROR(ReadNumber(table, "stddev", path, &d.stddev));
       break;
     case Kind::kUniform:
+      KOPE_RETURN_IF_ERROR(CheckKeys(table, path, {"kind", "low", "high", "fan_in"}));
+      KOPE_RETURN_IF_ERROR(ReadBound(table, "low", dtype, path, &d.low));
+      KOPE_RETURN_IF_ERROR(ReadBound(table, "high", dtype, path, &d.high));
+      break;
     case Kind::kPositive:
       KOPE_RETURN_IF_ERROR(CheckKeys(table, path, {"kind", "low", "high"}));
       KOPE_RETURN_IF_ERROR(ReadBound(table, "low", dtype, path, &d.low));
@@ -192,6 +196,14 @@ Result<Distribution> ReadTable(const toml::table& table, DType dtype, const std:
         d.num_distinct = static_cast<int>(count);
       }
       break;
+  }
+  if (const toml::node* n = table.get("fan_in")) {
+    const std::string field = FieldPath(path, "fan_in");
+    if (!IsFloating(dtype)) {
+      return FieldError(field, "scales drawn values: it needs a floating dtype, not " +
+                                   std::string(DTypeName(dtype)));
+    }
+    KOPE_ASSIGN_OR_RETURN(d.fan_in, ReadExpr(*n, field));
   }
   KOPE_RETURN_IF_ERROR(CheckRanges(d, dtype, path));
   return d;

@@ -35,6 +35,15 @@ std::vector<std::pair<std::string, const Expr*>> Expressions(const Task& task) {
   };
   add_tensors(task.inputs, "inputs");
   add_tensors(task.outputs, "outputs");
+  for (size_t t = 0; t < task.inputs.size(); ++t) {
+    const auto& dists = task.inputs[t].distributions;
+    const std::string field = FieldPath(IndexPath("inputs", t), "distribution");
+    for (size_t k = 0; k < dists.size(); ++k) {
+      if (!dists[k].fan_in) continue;
+      out.emplace_back(FieldPath(dists.size() == 1 ? field : IndexPath(field, k), "fan_in"),
+                       &*dists[k].fan_in);
+    }
+  }
   if (task.tolerance.reduction) out.emplace_back("tolerance.reduction", &*task.tolerance.reduction);
   if (task.bytes) out.emplace_back("roofline.bytes", &*task.bytes);
   if (task.flops) out.emplace_back("roofline.flops", &*task.flops);
@@ -196,6 +205,19 @@ Result<Task> LoadTask(const fs::path& dir) {
   if (status.ok()) status = ResolveSources(task.dir, "reference", &task.references);
   if (!status.ok()) return status.WithContext(file_name);
   return task;
+}
+
+Result<Distribution> DistributionAt(const Distribution& d, const SizeSet& set) {
+  if (!d.fan_in) return d;
+  KOPE_ASSIGN_OR_RETURN(int64_t fan_in, d.fan_in->Evaluate(set.sizes));
+  if (fan_in < 1) {
+    return Status::InvalidArgument("fan_in '" + d.fan_in->text() + "' is " +
+                                   std::to_string(fan_in) + " in sizes." + set.label);
+  }
+  const double scale = 1.0 / std::sqrt(static_cast<double>(fan_in));
+  return Distribution{d.kind,      d.mean * scale, d.stddev * scale, d.low * scale,
+                      d.high * scale, d.low_exp,    d.high_exp,       d.num_distinct,
+                      std::nullopt};
 }
 
 Result<std::vector<int64_t>> ResolveShape(const TensorSpec& spec, const SizeSet& sizes) {

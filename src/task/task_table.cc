@@ -23,22 +23,6 @@ bool IsTaskName(std::string_view s) {
   return true;
 }
 
-// An integer (a constant) or a string (an expression of the sizes).
-Result<Expr> ReadExpr(const toml::node& node, const std::string& path) {
-  std::string text;
-  if (const auto* i = node.as_integer()) {
-    text = std::to_string(i->get());
-  } else if (const auto* s = node.as_string()) {
-    text = s->get();
-  } else {
-    return FieldError(
-        path, "expected an integer or an expression string, got " + std::string(TypeName(node)));
-  }
-  Result<Expr> expr = Expr::Parse(text);
-  if (!expr.ok()) return FieldError(path, "'" + text + "': " + expr.status().message());
-  return expr;
-}
-
 Result<std::string> ReadName(const toml::table& table, const std::string& path,
                              std::string_view key) {
   KOPE_ASSIGN_OR_RETURN(const toml::node* node, Required(table, path, key));

@@ -365,6 +365,46 @@ TEST(LoadTaskTest, AProblemsOwnIntegersMayBeZeroOrNegative) {
       << task.status().message();
 }
 
+// A layer's weights and biases follow PyTorch's initialization: drawn for a fan-in of 1 and
+// divided by sqrt(fan_in) at each size set.
+TEST(LoadTaskTest, AFanInScalesADistributionAtEachSizeSet) {
+  ScratchFolder scratch;
+  scratch.Write("t/problem.py", "k = 64\nn = 8\n");
+  scratch.Write("t/task.toml",
+                "name = \"linear\"\nfamily = \"matmul\"\n"
+                "[[inputs]]\nname = \"w\"\ndtype = \"f32\"\nshape = [\"n\", \"k\"]\n"
+                "distribution = [{ kind = \"uniform\", low = -1.0, high = 1.0, fan_in = \"k\" },"
+                " { kind = \"normal\", mean = 0.5, stddev = 2.0, fan_in = \"k * 4\" }, \"wide\"]\n"
+                "[[outputs]]\nname = \"y\"\ndtype = \"f32\"\nshape = [\"n\"]\n"
+                "[sizes]\nbench = { n = 8, k = 64 }\ncheck = [{ n = 1, k = 1 }, { n = 7, k = 16 }]\n"
+                "[baseline]\ntorch = \"problem.py\"\n[torch]\nglobals = [\"n\", \"k\"]\n");
+  Result<Task> task = LoadTask(scratch.path() / "t");
+  ASSERT_TRUE(task.ok()) << task.status().ToString();
+  const std::vector<Distribution>& d = task->inputs[0].distributions;
+  ASSERT_EQ(d.size(), 3u);
+  ASSERT_TRUE(d[0].fan_in.has_value());
+  EXPECT_EQ(d[0].fan_in->text(), "k");
+  EXPECT_FALSE(d[2].fan_in.has_value());
+
+  Result<Distribution> at = DistributionAt(d[0], task->bench);  // k = 64: 1/8
+  ASSERT_TRUE(at.ok()) << at.status().ToString();
+  EXPECT_DOUBLE_EQ(at->low, -0.125);
+  EXPECT_DOUBLE_EQ(at->high, 0.125);
+  EXPECT_FALSE(at->fan_in.has_value());
+  at = DistributionAt(d[0], task->checks[0]);  // k = 1: as written
+  ASSERT_TRUE(at.ok());
+  EXPECT_DOUBLE_EQ(at->high, 1.0);
+  at = DistributionAt(d[1], task->checks[1]);  // 4k = 64
+  ASSERT_TRUE(at.ok());
+  EXPECT_DOUBLE_EQ(at->mean, 0.0625);
+  EXPECT_DOUBLE_EQ(at->stddev, 0.25);
+  at = DistributionAt(d[2], task->bench);  // no fan_in: unchanged
+  ASSERT_TRUE(at.ok());
+  EXPECT_EQ(at->kind, Distribution::Kind::kWide);
+  EXPECT_DOUBLE_EQ(at->low_exp, d[2].low_exp);
+  EXPECT_FALSE(DistributionAt(d[0], SizeSet{"other", {{"n", 2}}}).ok());  // k unknown there
+}
+
 }  // namespace
 }  // namespace kope
 

@@ -178,4 +178,20 @@ bool IsCIdentifier(std::string_view s) {
          std::find(std::begin(kKeywords), std::end(kKeywords), s) == std::end(kKeywords);
 }
 
+// An integer (a constant) or a string (an expression of the sizes).
+Result<Expr> ReadExpr(const toml::node& node, const std::string& path) {
+  std::string text;
+  if (const auto* i = node.as_integer()) {
+    text = std::to_string(i->get());
+  } else if (const auto* s = node.as_string()) {
+    text = s->get();
+  } else {
+    return FieldError(
+        path, "expected an integer or an expression string, got " + std::string(TypeName(node)));
+  }
+  Result<Expr> expr = Expr::Parse(text);
+  if (!expr.ok()) return FieldError(path, "'" + text + "': " + expr.status().message());
+  return expr;
+}
+
 }  // namespace kope::task_internal

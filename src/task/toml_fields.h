@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "kope/base/status.h"
+#include "kope/task/expr.h"
 
 namespace kope::task_internal {
 
@@ -44,6 +45,9 @@ Result<const toml::array*> AsArray(const toml::node& node, const std::string& pa
 // `table[key]` or a "missing required field" error.
 Result<const toml::node*> Required(const toml::table& table, const std::string& parent,
                                    std::string_view key);
+
+// An integer (a constant) or a string (an expression of the sizes).
+Result<Expr> ReadExpr(const toml::node& node, const std::string& path);
 
 // Letters, digits and '_', not starting with a digit.
 bool IsIdentifier(std::string_view s);

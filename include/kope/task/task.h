@@ -43,6 +43,11 @@ struct Distribution {
   double low_exp = -6.0;
   double high_exp = 6.0;
   int num_distinct = 8;
+  // normal and uniform only: values drawn as for a fan-in of 1, divided by sqrt(fan_in) at each
+  // size set. PyTorch initializes Linear and convolution weights and biases at that scale; a
+  // parameter drawn at one fixed scale at every size saturates a large layer's outputs (a
+  // GEMM of fan-in 8192 followed by a hardtanh: every output clamped).
+  std::optional<Expr> fan_in;
 };
 
 std::string_view DistributionKindName(Distribution::Kind kind);
@@ -60,6 +65,10 @@ struct SizeSet {
   std::string label;  // "bench", or "check[2]" for the third check set
   std::map<std::string, int64_t> sizes;
 };
+
+// `d` at the sizes of `set`: with a fan_in, its mean, stddev, low and high divided by
+// sqrt(fan_in) there (LoadTask checks that fan_in is at least 1 in every set).
+Result<Distribution> DistributionAt(const Distribution& d, const SizeSet& set);
 
 // An output element passes when |actual - expected| <= atol + rtol * |expected|.
 struct Tolerance {
