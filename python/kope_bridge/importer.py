@@ -173,6 +173,11 @@ def value_distribution(t):
     if lo == hi:
         return {"kind": "uniform", "low": lo - 0.5, "high": hi + 0.5}
     mean, std = float(t.mean()), float(t.std())
+    if abs(mean) < 3 * std / math.sqrt(t.numel()):
+        # Within three standard errors of 0: a mean measured on a few values (a small instance's
+        # weights), which a large size would multiply by its fan-in (a GEMM's outputs all of
+        # one sign).
+        mean = 0.0
     if abs(mean) < 0.1 * std and abs(lo + hi) < 0.05 * (hi - lo) and \
             abs(t.abs().max() - hi) < 1e-12 and std < 0.7 * hi:  # symmetric, flat: a uniform init
         b = max(abs(lo), abs(hi))
@@ -190,6 +195,48 @@ def input_distributions(values, family):
             dist[0]["kind"] == "uniform" and dist[0]["low"] >= 0:
         dist.append({"kind": "uniform", "low": -1.0, "high": 1.0})
     return dist
+
+
+# Layers whose parameters PyTorch initializes as U(-1/sqrt(fan_in), 1/sqrt(fan_in)), weight and
+# bias alike (kaiming_uniform_ with a = sqrt(5), and the bias's bound from the weight's fan-in).
+_FAN_IN_LAYERS = (torch.nn.Linear, torch.nn.modules.conv._ConvNd)
+
+
+def fan_in_distributions(model, names, shapes, sizes):
+    """For each of the module's parameters (`names`, their symbolic `shapes` from the task), the
+    distribution `{uniform, -1, 1, fan_in}` where its layer's default initialization scales it by
+    its fan-in (a fan-in the same at every size: uniform in +-1/sqrt(fan_in)), else None: the
+    fan-in as torch computes it (the weight's dimensions after the first), as an expression of
+    the task's sizes. Only where the values measured at `sizes` (the
+    sizes `model` was built at) are what that initialization gives there: a problem that
+    initializes its parameters its own way keeps its measured law."""
+    params = dict(model.named_parameters())
+    out = []
+    for name in names:
+        layer_name, _, kind = name.rpartition(".")
+        try:
+            layer = model.get_submodule(layer_name)
+        except AttributeError:
+            layer = None
+        weight = f"{layer_name}.weight" if layer_name else "weight"
+        if not isinstance(layer, _FAN_IN_LAYERS) or kind not in ("weight", "bias") or \
+                weight not in names or len(shapes[names.index(weight)]) < 2:
+            out.append(None)
+            continue
+        expression = " * ".join(str(d) for d in shapes[names.index(weight)][1:])
+        fan_in = eval(expression, {"__builtins__": {}}, dict(sizes))  # noqa: S307 (names, *)
+        values = params[name].detach().double() * math.sqrt(fan_in)
+        rms = float(values.square().mean().sqrt()) if values.numel() else 0.0
+        # U(-1, 1) scaled: nothing beyond the bound, and (given enough values) its spread.
+        if not values.numel() or float(values.abs().max()) > 1 + 1e-6 or \
+                (values.numel() >= 16 and not 0.4 < rms < 0.75):
+            out.append(None)
+        elif all(str(d).isdigit() for d in shapes[names.index(weight)][1:]):
+            bound = round(1 / math.sqrt(fan_in), 9)  # the same at every size
+            out.append({"kind": "uniform", "low": -bound, "high": bound})
+        else:
+            out.append({"kind": "uniform", "low": -1.0, "high": 1.0, "fan_in": expression})
+    return out
 
 
 def scalar_distribution(value):
@@ -232,12 +279,13 @@ def integer_ranges(source, name, size_sets, draws=64):
 
 
 def measure_values(source, name, globals_):
-    """Real inputs and parameters at `globals_` (small), for their value distributions."""
+    """Real inputs and parameters at `globals_` (small), for their value distributions, and the
+    model they were measured on."""
     module = problem.load_module(source, name, globals_)
     torch.manual_seed(0)
     inputs = module.get_inputs()
     model = problem.build_model(module)
-    return inputs, [p.detach() for _, p in model.named_parameters()]
+    return inputs, [p.detach() for _, p in model.named_parameters()], model
 
 
 def toml_value(v):
@@ -315,8 +363,16 @@ def import_problem(path, out_dir):
                 dims.append(dname)
         shapes[(kind, i)] = dims
 
+    def size_table(k):
+        _, g, _ = sets[k]
+        return dict(g, **{n: v[k] for n, v in derived.items()})
+
     family = family_of(name, source)
-    inputs, params = measure_values(source, "problem.py", sets[-1][1])
+    inputs, params, model = measure_values(source, "problem.py", sets[-1][1])
+    param_names = [p["name"] for p in bench["parameters"]]
+    scaled = fan_in_distributions(model, param_names,
+                                  [shapes[("parameters", i)] for i in range(len(param_names))],
+                                  size_table(len(sets) - 1))
     ints = {}  # integer inputs' ranges (draws cost time: only where there are some)
     if any(t["dtype"] in ("int32", "int64") and not t.get("scalar") for t in bench["inputs"]):
         ints = integer_ranges(source, "problem.py", [g for g, _ in checks])
@@ -340,15 +396,14 @@ def import_problem(path, out_dir):
                 raise ImportError_(f"{path}: input {i} of forward is not a tensor")
             elif kind == "inputs" and i in ints:
                 dist = [{"kind": "uniform", "low": ints[i][0], "high": ints[i][1] + 1}]
+            elif kind == "parameters" and scaled[i] is not None:
+                dist = [scaled[i]]
             else:
                 dist = input_distributions(values, family if kind == "inputs" else None)
             lines.append(f"distribution = {toml_value(dist if len(dist) > 1 else dist[0])}")
         lines.append("")
 
     lines.append("[sizes]")
-    def size_table(k):
-        _, g, _ = sets[k]
-        return dict(g, **{n: v[k] for n, v in derived.items()})
     lines.append(f"bench = {toml_value(size_table(0))}")
     k0 = 1
     if len(sets) > 1 and sets[1][0] == "bench_cpp":

@@ -129,5 +129,69 @@ class IntegerRangeTest(unittest.TestCase):
         self.assertGreater(smallest, 1)
 
 
+# A GEMM of a large fan-in, then a clamp (level 2's 53_Gemm_Scaling_Hardtanh_GELU): its weights
+# measured on a small instance and drawn at that scale at the file's sizes clamped every output.
+GEMM_CLAMP = """
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def __init__(self, in_features, out_features):
+        super().__init__()
+        self.gemm = nn.Linear(in_features, out_features)
+        self.conv = nn.Conv1d(4, 4, 3)
+        self.scale = nn.Parameter(torch.randn(out_features) * 0.02)
+
+    def forward(self, x):
+        return torch.clamp(self.gemm(x) * self.scale, -2, 2)
+
+batch_size = 16
+in_features = 4096
+out_features = 64
+
+def get_inputs():
+    return [torch.rand(batch_size, in_features)]
+
+def get_init_inputs():
+    return [in_features, out_features]
+"""
+
+
+def imported(source, name):
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, name)
+        with open(path, "w") as f:
+            f.write(source)
+        importer.import_problem(path, os.path.join(d, "out"))
+        with open(os.path.join(d, "out", "task.toml")) as f:
+            return f.read()
+
+
+def law_of(toml, tensor):
+    block = toml[toml.index(f'name = "{tensor}"'):]
+    return block[:block.index("\n\n")]
+
+
+class FanInTest(unittest.TestCase):
+    def test_a_layers_weight_and_bias_scale_with_its_fan_in(self):
+        toml = imported(GEMM_CLAMP, "53_gemm_clamp.py")
+        scaled = 'distribution = { kind = "uniform", low = -1.0, high = 1.0, fan_in = "in_features" }'
+        self.assertIn(scaled, law_of(toml, "gemm_weight"))
+        self.assertIn(scaled, law_of(toml, "gemm_bias"))
+        # A fan-in that no size changes (4 channels, kernel 3): the same bound at every size.
+        self.assertIn('distribution = { kind = "uniform", low = -0.288675135, high = 0.288675135 }',
+                      law_of(toml, "conv_weight"))
+        # A parameter of the problem's own making keeps its measured law, its mean 0 where that
+        # is within the measurement's error.
+        self.assertIn('distribution = { kind = "normal", mean = 0.0,', law_of(toml, "scale"))
+
+    def test_weights_initialized_otherwise_keep_their_measured_law(self):
+        toml = imported(GEMM_CLAMP.replace(
+            "self.scale = nn.Parameter", "nn.init.normal_(self.gemm.weight, std=1.0)\n"
+            "        self.scale = nn.Parameter"), "53_gemm_normal.py")
+        self.assertNotIn("fan_in", law_of(toml, "gemm_weight"))
+        self.assertIn('fan_in = "in_features"', law_of(toml, "gemm_bias"))
+
+
 if __name__ == "__main__":
     unittest.main()
