@@ -372,8 +372,9 @@ Result<bool> EvalSession::Verify(const std::vector<SizeSet>& sets, int trials,
                             CheckCandidateCall(layout, set, trial, expected, nan, failure_reason));
       if (!ok) return false;
       if (CallsTwicePerTrial(set)) {
-        KOPE_ASSIGN_OR_RETURN(ok, CheckCandidateCall(layout, set, trial, expected, Poison::kFinite,
-                                                     first_pass ? "runs_disagree" : failure_reason));
+        KOPE_ASSIGN_OR_RETURN(ok,
+                              CheckCandidateCall(layout, set, trial, expected, Poison::kFinite,
+                                                 first_pass ? "runs_disagree" : failure_reason));
         if (!ok) return false;
       }
       KOPE_RETURN_IF_ERROR(PerturbInputs(layout, set, trial, rng));

@@ -215,9 +215,8 @@ Result<Distribution> DistributionAt(const Distribution& d, const SizeSet& set) {
                                    std::to_string(fan_in) + " in sizes." + set.label);
   }
   const double scale = 1.0 / std::sqrt(static_cast<double>(fan_in));
-  return Distribution{d.kind,      d.mean * scale, d.stddev * scale, d.low * scale,
-                      d.high * scale, d.low_exp,    d.high_exp,       d.num_distinct,
-                      std::nullopt};
+  return Distribution{d.kind,    d.mean * scale, d.stddev * scale, d.low * scale, d.high * scale,
+                      d.low_exp, d.high_exp,     d.num_distinct,   std::nullopt};
 }
 
 Result<std::vector<int64_t>> ResolveShape(const TensorSpec& spec, const SizeSet& sizes) {

@@ -370,14 +370,15 @@ TEST(LoadTaskTest, AProblemsOwnIntegersMayBeZeroOrNegative) {
 TEST(LoadTaskTest, AFanInScalesADistributionAtEachSizeSet) {
   ScratchFolder scratch;
   scratch.Write("t/problem.py", "k = 64\nn = 8\n");
-  scratch.Write("t/task.toml",
-                "name = \"linear\"\nfamily = \"matmul\"\n"
-                "[[inputs]]\nname = \"w\"\ndtype = \"f32\"\nshape = [\"n\", \"k\"]\n"
-                "distribution = [{ kind = \"uniform\", low = -1.0, high = 1.0, fan_in = \"k\" },"
-                " { kind = \"normal\", mean = 0.5, stddev = 2.0, fan_in = \"k * 4\" }, \"wide\"]\n"
-                "[[outputs]]\nname = \"y\"\ndtype = \"f32\"\nshape = [\"n\"]\n"
-                "[sizes]\nbench = { n = 8, k = 64 }\ncheck = [{ n = 1, k = 1 }, { n = 7, k = 16 }]\n"
-                "[baseline]\ntorch = \"problem.py\"\n[torch]\nglobals = [\"n\", \"k\"]\n");
+  scratch.Write(
+      "t/task.toml",
+      "name = \"linear\"\nfamily = \"matmul\"\n"
+      "[[inputs]]\nname = \"w\"\ndtype = \"f32\"\nshape = [\"n\", \"k\"]\n"
+      "distribution = [{ kind = \"uniform\", low = -1.0, high = 1.0, fan_in = \"k\" },"
+      " { kind = \"normal\", mean = 0.5, stddev = 2.0, fan_in = \"k * 4\" }, \"wide\"]\n"
+      "[[outputs]]\nname = \"y\"\ndtype = \"f32\"\nshape = [\"n\"]\n"
+      "[sizes]\nbench = { n = 8, k = 64 }\ncheck = [{ n = 1, k = 1 }, { n = 7, k = 16 }]\n"
+      "[baseline]\ntorch = \"problem.py\"\n[torch]\nglobals = [\"n\", \"k\"]\n");
   Result<Task> task = LoadTask(scratch.path() / "t");
   ASSERT_TRUE(task.ok()) << task.status().ToString();
   const std::vector<Distribution>& d = task->inputs[0].distributions;
