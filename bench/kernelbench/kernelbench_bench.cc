@@ -230,7 +230,7 @@ int main(int argc, char** argv) {
       repeat - 1);
 
   // Over the problems: the distribution of the per-problem figures.
-  std::vector<double> first_all, first_ex_compile_all, next_all, ex_copy_all, copy_all, eval_all;
+  std::vector<double> first_all, next_all, ex_copy_all, copy_all, eval_all;
   int met = 0, met_ex_copy = 0, valid_all = 0;
   for (const Row& row : rows) {
     std::vector<double> next, copy, eval;
@@ -242,8 +242,6 @@ int main(int argc, char** argv) {
       valid = valid && o.valid();
     }
     first_all.push_back(row.first.bridge_overhead_seconds);
-    first_ex_compile_all.push_back(row.first.bridge_overhead_seconds -
-                                   row.first.compiled_first_call_seconds);
     next_all.push_back(Median(next));
     copy_all.push_back(Median(copy));
     ex_copy_all.push_back(Median(next) - Median(copy));
@@ -265,7 +263,6 @@ int main(int argc, char** argv) {
         {"next: copies s", &copy_all},
         {"next: without copies s", &ex_copy_all},
         {"first: bridge overhead s", &first_all},
-        {"first: without torch.compile", &first_ex_compile_all},
         {"next: evaluation wall s", &eval_all}}) {
     std::printf("%-28s %9.3f %9.3f %9.3f %9.3f\n", label, quantile(*v, 0.5), quantile(*v, 0.9),
                 quantile(*v, 1.0), quantile(*v, 0.0));
