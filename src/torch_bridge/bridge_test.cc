@@ -238,12 +238,14 @@ struct Case {
   fs::path candidate;
   std::string ops;  // empty: the imported task as is
   std::string expected;
-  std::string message;    // a part of the outcome's message or runtime detail; may be empty
-  std::string flag;       // a flag the outcome must carry; may be empty
-  bool slow = false;      // runs only with KOPE_SLOW_TESTS set
-  bool compiled = false;  // also time torch.compile of the problem (seconds: it compiles)
+  std::string message;     // a part of the outcome's message or runtime detail; may be empty
+  std::string flag;        // a flag the outcome must carry; may be empty
+  double max_speedup = 0;  // a bound on a valid outcome's speedup over eager; 0: none
+  bool slow = false;       // runs only with KOPE_SLOW_TESTS set
+  bool compiled = false;   // also time torch.compile of the problem (seconds: it compiles)
   std::string skip;
   std::string cuda_skip;  // why the case does not apply on a GPU; empty where it does
+  std::string cpu_skip;   // why it does not apply on the CPU; empty where it does
 };
 
 void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
@@ -260,10 +262,12 @@ std::vector<Case> LoadCases() {
     c.expected = t["expected"].value_or(std::string());
     c.message = t["message"].value_or(std::string());
     c.flag = t["flag"].value_or(std::string());
+    c.max_speedup = t["max_speedup"].value_or(0.0);
     c.slow = t["slow"].value_or(false);
     c.compiled = t["compiled"].value_or(false);
     c.skip = t["skip"].value_or(std::string());
     c.cuda_skip = t["cuda"].value_or(std::string());
+    c.cpu_skip = t["cpu"].value_or(std::string());
     c.name = c.candidate.filename().string() + (c.ops.empty() ? "" : "_ops_" + c.ops);
     if (c.candidate.stem().string().rfind(c.problem, 0) != 0) c.name = c.problem + "_" + c.name;
     for (char& ch : c.name) {
@@ -360,6 +364,10 @@ void ExpectVerdict(const Case& c, Backend& backend) {
   } else if (outcome->verdict == Verdict::kValid) {  // no false alarm
     EXPECT_FALSE(outcome->HasFlag(kFlagTimedFasterThanVerified)) << FormatOutcome(*outcome);
   }
+  if (outcome->verdict == Verdict::kValid && c.max_speedup > 0) {  // its work on the clock
+    EXPECT_GT(outcome->speedup, 0) << FormatOutcome(*outcome);
+    EXPECT_LT(outcome->speedup, c.max_speedup) << FormatOutcome(*outcome);
+  }
   if (outcome->verdict == Verdict::kValid && c.compiled) {
     // A PyTorch baseline is also timed under torch.compile.
     EXPECT_TRUE(outcome->compiled_time.has_value()) << FormatOutcome(*outcome);
@@ -373,6 +381,7 @@ void ExpectVerdict(const Case& c, Backend& backend) {
 TEST_P(TorchBridgeCase, GetsItsVerdict) {
   const Case& c = GetParam();
   if (!c.skip.empty()) GTEST_SKIP() << c.skip;
+  if (!c.cpu_skip.empty()) GTEST_SKIP() << c.cpu_skip;
   if (c.slow && std::getenv("KOPE_SLOW_TESTS") == nullptr) {
     GTEST_SKIP() << "slow case: set KOPE_SLOW_TESTS=1 to run it";
   }
