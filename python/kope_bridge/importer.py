@@ -202,14 +202,13 @@ def input_distributions(values, family):
 _FAN_IN_LAYERS = (torch.nn.Linear, torch.nn.modules.conv._ConvNd)
 
 
-def fan_in_distributions(model, names, shapes, sizes):
+def fan_in_distributions(model, names, shapes):
     """For each of the module's parameters (`names`, their symbolic `shapes` from the task), the
     distribution `{uniform, -1, 1, fan_in}` where its layer's default initialization scales it by
     its fan-in (a fan-in the same at every size: uniform in +-1/sqrt(fan_in)), else None: the
     fan-in as torch computes it (the weight's dimensions after the first), as an expression of
-    the task's sizes. Only where the values measured at `sizes` (the
-    sizes `model` was built at) are what that initialization gives there: a problem that
-    initializes its parameters its own way keeps its measured law."""
+    the task's sizes. Only where `model`'s values are what that initialization gives: a problem
+    that initializes its parameters its own way keeps its measured law."""
     params = dict(model.named_parameters())
     out = []
     for name in names:
@@ -223,8 +222,9 @@ def fan_in_distributions(model, names, shapes, sizes):
                 weight not in names or len(shapes[names.index(weight)]) < 2:
             out.append(None)
             continue
-        expression = " * ".join(str(d) for d in shapes[names.index(weight)][1:])
-        fan_in = eval(expression, {"__builtins__": {}}, dict(sizes))  # noqa: S307 (names, *)
+        expression = " * ".join([str(d) for d in shapes[names.index(weight)][1:]
+                                 if str(d) != "1"] or ["1"])
+        fan_in = math.prod(params[weight].shape[1:])  # what `expression` is at the measured sizes
         values = params[name].detach().double() * math.sqrt(fan_in)
         rms = float(values.square().mean().sqrt()) if values.numel() else 0.0
         # U(-1, 1) scaled: nothing beyond the bound, and (given enough values) its spread.
@@ -353,7 +353,12 @@ def import_problem(path, out_dir):
             # Several sizes with equal values (depth == width == height): prefer the one the
             # dimension actually follows.
             match.sort(key=lambda g: (kind, i, axis) not in follows.get(g, ()))
-            if match:
+            if match and len(set(per_set)) == 1 and \
+                    all(g in follows and (kind, i, axis) not in follows[g] for g in match):
+                # A constant that equals sizes but follows none of them (a depthwise weight's 1
+                # is no stride, a kernel's 3 no channel count): the number itself.
+                dims.append(per_set[0])
+            elif match:
                 dims.append(match[0])
             elif len(set(per_set)) == 1:
                 dims.append(per_set[0])
@@ -371,8 +376,7 @@ def import_problem(path, out_dir):
     inputs, params, model = measure_values(source, "problem.py", sets[-1][1])
     param_names = [p["name"] for p in bench["parameters"]]
     scaled = fan_in_distributions(model, param_names,
-                                  [shapes[("parameters", i)] for i in range(len(param_names))],
-                                  size_table(len(sets) - 1))
+                                  [shapes[("parameters", i)] for i in range(len(param_names))])
     ints = {}  # integer inputs' ranges (draws cost time: only where there are some)
     if any(t["dtype"] in ("int32", "int64") and not t.get("scalar") for t in bench["inputs"]):
         ints = integer_ranges(source, "problem.py", [g for g, _ in checks])

@@ -156,6 +156,32 @@ def get_init_inputs():
     return [in_features, out_features]
 """
 
+DEPTHWISE = """
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def __init__(self, channels, kernel_size, stride):
+        super().__init__()
+        self.conv = nn.Conv2d(channels, channels, kernel_size, stride=stride, groups=channels)
+
+    def forward(self, x):
+        return self.conv(x)
+
+batch_size = 4
+channels = 8
+height = 32
+width = 32
+kernel_size = 3
+stride = 1
+
+def get_inputs():
+    return [torch.rand(batch_size, channels, height, width)]
+
+def get_init_inputs():
+    return [channels, kernel_size, stride]
+"""
+
 
 def imported(source, name):
     with tempfile.TemporaryDirectory() as d:
@@ -184,6 +210,13 @@ class FanInTest(unittest.TestCase):
         # A parameter of the problem's own making keeps its measured law, its mean 0 where that
         # is within the measurement's error.
         self.assertIn('distribution = { kind = "normal", mean = 0.0,', law_of(toml, "scale"))
+
+    def test_a_depthwise_weight_has_a_one_not_a_stride(self):
+        toml = imported(DEPTHWISE, "84_depthwise.py")
+        weight = law_of(toml, "conv_weight")
+        # Its second dimension is 1 at every size, as the stride happens to be.
+        self.assertIn('shape = ["channels", 1, "kernel_size", "kernel_size"]', weight)
+        self.assertIn('fan_in = "kernel_size * kernel_size"', weight)
 
     def test_weights_initialized_otherwise_keep_their_measured_law(self):
         toml = imported(GEMM_CLAMP.replace(
