@@ -15,10 +15,12 @@ import sys
 import torch
 
 from . import problem
+from .protocol import DTYPES
 
-KOPE_DTYPES = {"float32": ("f32", 4), "float64": ("f64", 8), "float16": ("f16", 2),
-               "bfloat16": ("bf16", 2), "int32": ("i32", 4), "int64": ("i64", 8),
-               "bool": ("bool", 1)}
+# torch's dtype name -> kope's name and element size; protocol.DTYPES is keyed by kope's DType
+# (include/kope/kernel.h), whose names in that order are these.
+_KOPE_NAMES = ("f32", "f64", "f16", "bf16", "i32", "i64", "bool")
+KOPE_DTYPES = {torch_name: (_KOPE_NAMES[k], size) for k, (torch_name, size) in DTYPES.items()}
 # By dtype: summation order differs between correct kernels; KernelBench itself uses 1e-2.
 TOLERANCE = {"f32": 1e-3, "f64": 1e-9, "f16": 1e-2, "bf16": 2e-2}
 CHECK_ELEMENTS = 1 << 22  # at most this many elements in all tensors of a check set
