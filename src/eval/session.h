@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <random>
 #include <string>
@@ -53,6 +54,8 @@ struct EvalSession {
   // The candidate's fastest verified call at the bench size, by its own kernel time (0: none
   // yet), against which its timed calls are judged (kFlagTimedFasterThanVerified).
   double fastest_verified_bench_s = 0;
+  // The reference's slowest call so far at each size set (by label), wall clock.
+  std::map<std::string, double> slowest_reference_s;
 
   EvalSession(const Task& t, const EvalOptions& o, std::string lang)
       : task(t), options(o), language(std::move(lang)) {}
@@ -62,7 +65,14 @@ struct EvalSession {
   }
 
   // Ends the evaluation with `verdict` unless `call` is ok; returns whether it was ok.
-  bool CandidateCallOk(const CallOutcome& call, const std::string& what);
+  // `timeout_s`: the limit the call had (0: options.call_timeout_seconds).
+  bool CandidateCallOk(const CallOutcome& call, const std::string& what, double timeout_s = 0);
+  // How long one candidate call at `set` may take: the configured limit, or kSlowerThanReference
+  // times the reference's slowest call there where that is longer. A correct kernel is never
+  // judged a timeout because the problem is large for the machine (on a 2-core CPU a level-2
+  // problem's reference call took 10 s, at the limit, and the same code as a candidate timed out).
+  static constexpr double kSlowerThanReference = 5;
+  double CandidateTimeout(const SizeSet& set) const;
 
   // Verification steps (verification.cc).
   Status WriteInputs(const ArenaLayout& layout, const SizeSet& set, int trial,

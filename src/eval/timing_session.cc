@@ -37,8 +37,8 @@ struct Track {
 
 Result<bool> EvalSession::Time() {
   const TimingPolicy& policy = options.timing;
-  const double timeout = options.call_timeout_seconds;
   const SizeSet& bench = BenchSizes(task, language);
+  const double timeout = CandidateTimeout(bench);
   KOPE_ASSIGN_OR_RETURN(ArenaLayout probe, ArenaLayout::Build(task, bench, 1));
   size_t set_bytes = std::max<size_t>(probe.InputSetBytes(), 1);
   int rotation = std::clamp(static_cast<int>(kMaxRotationBytes / set_bytes), 1,
@@ -118,7 +118,7 @@ Result<bool> EvalSession::Time() {
     double budget = timeout * std::max(1, count);
     KOPE_ASSIGN_OR_RETURN(*out, t.process->Time(count, flush, budget));
     if (out->ok()) return true;
-    if (t.is_candidate) return CandidateCallOk(*out, "timing");
+    if (t.is_candidate) return CandidateCallOk(*out, "timing", budget);
     if (t.process == compiled.get()) {
       note_compiled(out->detail);  // the track keeps its process until the session ends
       t.dropped = true;

@@ -61,7 +61,14 @@ uint64_t SecretSeed() {
   return (static_cast<uint64_t>(device()) << 32) ^ device();
 }
 
-bool EvalSession::CandidateCallOk(const CallOutcome& call, const std::string& what) {
+double EvalSession::CandidateTimeout(const SizeSet& set) const {
+  auto it = slowest_reference_s.find(set.label);
+  const double slowest = it == slowest_reference_s.end() ? 0 : it->second;
+  return std::max(options.call_timeout_seconds, kSlowerThanReference * slowest);
+}
+
+bool EvalSession::CandidateCallOk(const CallOutcome& call, const std::string& what,
+                                  double timeout_s) {
   if (call.ok()) return true;
   switch (call.kind) {
     case CallOutcome::Kind::kKernelError:
@@ -77,7 +84,8 @@ bool EvalSession::CandidateCallOk(const CallOutcome& call, const std::string& wh
     case CallOutcome::Kind::kTimeout:
       outcome.verdict = Verdict::kTimeout;
       outcome.message = "the kernel did not return within " +
-                        std::to_string(options.call_timeout_seconds) + " s (" + what + ")";
+                        std::to_string(timeout_s > 0 ? timeout_s : options.call_timeout_seconds) +
+                        " s (" + what + ")";
       break;
     case CallOutcome::Kind::kOk:
       break;
@@ -142,7 +150,9 @@ Status EvalSession::PerturbInputs(const ArenaLayout& layout, const SizeSet& set,
 
 Result<EvalSession::Expected> EvalSession::ReferenceOutputs(const ArenaLayout& layout,
                                                             const SizeSet& set, bool summarize) {
-  const double timeout = options.call_timeout_seconds;
+  // The task's own code: slow is no verdict on the candidate (its limit follows, see
+  // CandidateTimeout), and only a hang takes this long.
+  const double timeout = CheckerTimeout();
   if (!check_in_reference) {
     for (size_t o = 0; o < layout.outputs.size(); ++o) {
       FillPoison(reference->output(o), layout.outputs[o].dtype, layout.outputs[o].count,
@@ -156,6 +166,8 @@ Result<EvalSession::Expected> EvalSession::ReferenceOutputs(const ArenaLayout& l
     return Status::FailedPrecondition("the task's reference failed at " + set.label + ": " +
                                       call.detail + " (rc " + std::to_string(call.rc) + ")");
   }
+  double& slowest = slowest_reference_s[set.label];
+  slowest = std::max(slowest, call.parent_seconds);
   if (check_in_reference) {
     if (summarize) {
       KOPE_ASSIGN_OR_RETURN(reference_summary, ParseReferenceSummary(call.detail, layout));
@@ -232,7 +244,7 @@ EvalSession::CallFindings EvalSession::FindInArenas(const ArenaLayout& layout,
 Result<bool> EvalSession::CheckCandidateCall(const ArenaLayout& layout, const SizeSet& set,
                                              int trial, const Expected& expected, Poison poison,
                                              const std::string& reason) {
-  const double timeout = options.call_timeout_seconds;
+  const double timeout = CandidateTimeout(set);
   std::vector<Tolerance> tolerances;
   for (const auto& out : layout.outputs) {
     KOPE_ASSIGN_OR_RETURN(Tolerance tol, ResolveTolerance(task.tolerance, out.dtype, set));
@@ -256,7 +268,9 @@ Result<bool> EvalSession::CheckCandidateCall(const ArenaLayout& layout, const Si
     }
   }
   KOPE_ASSIGN_OR_RETURN(CallOutcome call, candidate->Call(0, timeout));
-  if (!CandidateCallOk(call, set.label + ", trial " + std::to_string(trial + 1))) return false;
+  if (!CandidateCallOk(call, set.label + ", trial " + std::to_string(trial + 1), timeout)) {
+    return false;
+  }
   if (set.label == BenchSizes(task, language).label && !call.ns.empty()) {
     const double seconds = call.kernel_seconds();
     if (fastest_verified_bench_s == 0 || seconds < fastest_verified_bench_s) {

@@ -72,6 +72,20 @@ TEST(TrialDistribution, AtTheSizesOfItsSet) {
   EXPECT_NE(DependenceKey(fanned, large), DependenceKey(task, large));
 }
 
+TEST(CandidateTimeout, TheLimitOrFiveTimesTheSlowestReferenceCall) {
+  const Task task = TwoInputs();
+  EvalOptions options;
+  options.call_timeout_seconds = 10;
+  EvalSession s(task, options, "cpp");
+  const SizeSet bench{"bench", {{"n", 4096}}};
+  const SizeSet check{"check[0]", {{"n", 7}}};
+  EXPECT_DOUBLE_EQ(s.CandidateTimeout(bench), 10);  // no reference call yet
+  s.slowest_reference_s["bench"] = 4;
+  s.slowest_reference_s["check[0]"] = 0.5;
+  EXPECT_DOUBLE_EQ(s.CandidateTimeout(bench), 20);
+  EXPECT_DOUBLE_EQ(s.CandidateTimeout(check), 10);
+}
+
 TEST(CallsTwicePerTrial, ExceptABridgeCandidateAtTheBenchSize) {
   // A bridge candidate's outputs are copied whole: at the bench size its second call on the
   // same inputs (another poison) is left out; at every check size it is made.

@@ -465,6 +465,25 @@ TEST_F(TorchBridgeCase, AProblemWhoseOutputIsConstantIsRefused) {
   EXPECT_NE(o.status().message().find("is constant"), std::string::npos) << o.status().ToString();
 }
 
+// A reference whose calls take longer than the configured limit for one call (a large problem on
+// a slow machine) is the task's own code: it gets the checker's time, and the candidate's limit
+// follows it (EvalSession::CandidateTimeout), so the same code as a candidate is valid, not a
+// timeout.
+TEST_F(TorchBridgeCase, ACandidatesTimeLimitFollowsASlowReference) {
+  KOPE_REQUIRE_BRIDGE();
+  ASSERT_NE(backend(), nullptr);
+  Result<Task> task = ImportedTask("slow_at_bench", "");
+  ASSERT_TRUE(task.ok()) << task.status().ToString();
+  EvalOptions options = QuickOptions();
+  options.call_timeout_seconds = 0.2;  // its bench-size calls take 0.3 s
+  Evaluator evaluator(*backend(), options);
+  Result<Outcome> o = evaluator.Evaluate(*task, "class ModelNew(Model):\n    pass\n", "same.py");
+  ASSERT_TRUE(o.ok()) << o.status().ToString();
+  EXPECT_EQ(o->verdict, Verdict::kValid) << FormatOutcome(*o);
+  ASSERT_TRUE(o->candidate_time.has_value());
+  EXPECT_GT(o->candidate_time->median_s, 0.25) << FormatOutcome(*o);
+}
+
 std::string CaseName(const ::testing::TestParamInfo<Case>& param_info) {
   return param_info.param.name;
 }
