@@ -168,7 +168,9 @@ void RegisterEvalCommand(CLI::App& app, int* exit_code) {
                 "Time carefully (at least 0.5 s of samples each) instead of screening");
   cmd->add_option("--trials", args->trials, "Verification trials per size set (at least 5)")
       ->check(CLI::Range(5, 1000));
-  cmd->add_option("--timeout", args->timeout, "Seconds one kernel call may take")
+  cmd->add_option("--timeout", args->timeout,
+                  "Seconds one kernel call may take (a candidate gets 5x its reference's slowest "
+                  "call where that is longer)")
       ->check(CLI::Range(0.1, 3600.0));
   cmd->add_flag("--no-bwrap", args->no_bubblewrap,
                 "Do not use bubblewrap (weaker sandbox: rlimits, seccomp, process group)");
