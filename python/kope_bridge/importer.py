@@ -220,12 +220,11 @@ def fan_in_distributions(model, names, shapes):
         except AttributeError:
             layer = None
         weight = f"{layer_name}.weight" if layer_name else "weight"
-        if not isinstance(layer, _FAN_IN_LAYERS) or kind not in ("weight", "bias") or \
-                weight not in names or len(shapes[names.index(weight)]) < 2:
+        dims = shapes[names.index(weight)][1:] if weight in names else []
+        if not isinstance(layer, _FAN_IN_LAYERS) or kind not in ("weight", "bias") or not dims:
             out.append(None)
             continue
-        expression = " * ".join([str(d) for d in shapes[names.index(weight)][1:]
-                                 if str(d) != "1"] or ["1"])
+        expression = " * ".join([str(d) for d in dims if str(d) != "1"] or ["1"])
         fan_in = math.prod(params[weight].shape[1:])  # what `expression` is at the measured sizes
         values = params[name].detach().double() * math.sqrt(fan_in)
         rms = float(values.square().mean().sqrt()) if values.numel() else 0.0
@@ -233,7 +232,7 @@ def fan_in_distributions(model, names, shapes):
         if not values.numel() or float(values.abs().max()) > 1 + 1e-6 or \
                 (values.numel() >= 16 and not 0.4 < rms < 0.75):
             out.append(None)
-        elif all(str(d).isdigit() for d in shapes[names.index(weight)][1:]):
+        elif all(str(d).isdigit() for d in dims):
             bound = round(1 / math.sqrt(fan_in), 9)  # the same at every size
             out.append({"kind": "uniform", "low": -bound, "high": bound})
         else:
@@ -370,10 +369,6 @@ def import_problem(path, out_dir):
                 dims.append(dname)
         shapes[(kind, i)] = dims
 
-    def size_table(k):
-        _, g, _ = sets[k]
-        return dict(g, **{n: v[k] for n, v in derived.items()})
-
     family = family_of(name, source)
     inputs, params, model = measure_values(source, "problem.py", sets[-1][1])
     param_names = [p["name"] for p in bench["parameters"]]
@@ -410,6 +405,9 @@ def import_problem(path, out_dir):
         lines.append("")
 
     lines.append("[sizes]")
+    def size_table(k):
+        _, g, _ = sets[k]
+        return dict(g, **{n: v[k] for n, v in derived.items()})
     lines.append(f"bench = {toml_value(size_table(0))}")
     k0 = 1
     if len(sets) > 1 and sets[1][0] == "bench_cpp":
