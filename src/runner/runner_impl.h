@@ -63,7 +63,7 @@ bool Readable(int fd, int timeout_ms);
 // except the OpenMP settings. Unless the user chose otherwise, idle OpenMP
 // threads sleep instead of spinning: the baseline and the candidate are timed
 // interleaved in two processes, and a candidate's spinning pool would steal the
-// cores the baseline runs on next (on a 2-core machine it doubled its time).
+// cores the baseline runs on next.
 std::vector<std::string> ChildEnvironment(const SandboxLimits& limits, bool gpu);
 
 }  // namespace runner_internal

@@ -113,8 +113,7 @@ struct Term {
 
 // A set of patterns, looked up by their first two bytes: a text is scanned once, and at each
 // position only the few patterns filed under the bytes there are compared. This runs for every
-// attempt written (trying every term at every word start, and searching the code once per
-// pattern, took about 4 us per attempt).
+// attempt written, so a text is scanned once rather than once per pattern.
 class PatternSet {
  public:
   // Adds a pattern (at least one byte) and returns its index; equal patterns share one.
