@@ -28,7 +28,7 @@
 #include "kope/agent/proposer_setup.h"
 #include "kope/backend/cpu/cpu_backend.h"
 #include "kope/bench_suite/suite.h"
-#include "kope/memory/sqlite_store.h"
+#include "kope/memory/sqlite/sqlite_store.h"
 #include "synthetic_graph.h"
 
 namespace fs = std::filesystem;

@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "kope/context/context_builder.h"
-#include "kope/memory/sqlite_store.h"
+#include "kope/memory/sqlite/sqlite_store.h"
 #include "synthetic_graph.h"
 
 namespace kope::context::bench {

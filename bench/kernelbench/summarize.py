@@ -14,7 +14,7 @@ import re
 import statistics
 import sys
 
-TARGET = 0.5  # seconds of bridge overhead per next candidate (the target)
+TARGET = 0.5  # seconds of bridge overhead per next candidate (the target in docs/PERFORMANCE.md)
 BAND_EDGES = (1.3, 4.4, 9.0)  # GB per call, as kernelbench_bench's own summary
 
 LINE = re.compile(

@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "kope/memory/sqlite_store.h"
+#include "kope/memory/sqlite/sqlite_store.h"
 #include "synthetic_graph.h"
 
 namespace kope::memory::bench {

@@ -3,8 +3,8 @@
 #include <cmath>
 #include <cstdio>
 
-#include "kope/memory/decision_classes.h"
-#include "kope/memory/error_signature.h"
+#include "kope/memory/text/decision_classes.h"
+#include "kope/memory/text/error_signature.h"
 
 namespace kope::memory::bench {
 namespace {

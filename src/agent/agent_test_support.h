@@ -14,7 +14,7 @@
 
 #include "kope/agent/episode.h"
 #include "kope/backend/cpu/cpu_backend.h"
-#include "kope/memory/sqlite_store.h"
+#include "kope/memory/sqlite/sqlite_store.h"
 #include "kope/task/task.h"
 
 namespace kope::agent::testing {

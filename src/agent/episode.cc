@@ -9,7 +9,7 @@
 #include "kope/agent/graph_nodes.h"
 #include "kope/agent/node_selection.h"
 #include "kope/base/hash.h"
-#include "kope/memory/error_signature.h"
+#include "kope/memory/text/error_signature.h"
 
 namespace kope::agent {
 namespace {

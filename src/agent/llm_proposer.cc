@@ -5,7 +5,7 @@
 
 #include "kope/agent/tunables.h"
 #include "kope/llm/proposal.h"
-#include "kope/memory/decision_classes.h"
+#include "kope/memory/text/decision_classes.h"
 
 namespace kope::agent {
 namespace {

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "agent_test_support.h"
-#include "kope/memory/error_signature.h"
+#include "kope/memory/text/error_signature.h"
 
 namespace kope::agent {
 namespace {

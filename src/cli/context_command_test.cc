@@ -7,7 +7,7 @@
 #include <random>
 
 #include "kope/base/subprocess.h"
-#include "kope/memory/sqlite_store.h"
+#include "kope/memory/sqlite/sqlite_store.h"
 
 namespace kope {
 namespace {

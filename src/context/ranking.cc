@@ -4,7 +4,7 @@
 #include <cmath>
 #include <map>
 
-#include "kope/memory/text_similarity.h"
+#include "kope/memory/text/text_similarity.h"
 #include "text.h"
 
 namespace kope::context::internal {

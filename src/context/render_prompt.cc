@@ -2,7 +2,7 @@
 #include <fmt/format.h>
 
 #include "kope/llm/proposal.h"
-#include "kope/memory/decision_classes.h"
+#include "kope/memory/text/decision_classes.h"
 #include "kope/task/dtype.h"
 #include "render.h"
 #include "text.h"

@@ -13,7 +13,7 @@
 
 #include "kope/context/context_builder.h"
 #include "kope/memory/graph_store.h"
-#include "kope/memory/sqlite_store.h"
+#include "kope/memory/sqlite/sqlite_store.h"
 
 namespace kope::context::testing {
 

@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "kope/memory/sqlite_store.h"
+#include "kope/memory/sqlite/sqlite_store.h"
 #include "kope/memory/store_location.h"
 #include "test_graph.h"
 

@@ -13,7 +13,7 @@
 
 #include "kope/memory/graph_store.h"
 #include "kope/memory/record.h"
-#include "kope/memory/sqlite_store.h"
+#include "kope/memory/sqlite/sqlite_store.h"
 
 namespace kope::memory::testing {
 

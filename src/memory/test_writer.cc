@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "kope/memory/sqlite_store.h"
+#include "kope/memory/sqlite/sqlite_store.h"
 
 namespace kope::memory {
 namespace {

@@ -1,7 +1,7 @@
 // ParallelFor: splitting one large memory-bound loop over the machine's cores.
 //
 // The evaluator draws, hashes, poisons and compares tensors of up to billions of elements
-// per call; one core does about 1 GB/s of that. ParallelFor cuts [0, count) into
+// per call; one core does that far below the memory's bandwidth. ParallelFor cuts [0, count) into
 // contiguous pieces of at least `grain` elements and runs fn(begin, end) for each on up to
 // HardwareThreads() threads (the calling thread among them), returning when all are done.
 // Below two grains it runs fn(0, count) on the calling thread. Pieces are disjoint and cover

@@ -14,7 +14,7 @@
 
 #include "kope/base/status.h"
 #include "kope/memory/graph_store.h"
-#include "kope/memory/sqlite_store.h"
+#include "kope/memory/sqlite/sqlite_store.h"
 
 namespace kope::memory {
 

@@ -81,7 +81,7 @@ struct RunnerOptions {
   SandboxOptions sandbox;  // scratch_dir must exist and be empty
   double start_timeout_seconds = 10;
   // Where the kernel's tensors live: "" (host memory: the arena itself) or "cuda:N"
-  // (buffers on GPU N that mirror the arena; see src/runner/cuda_device.h). For a GPU the
+  // (buffers on GPU N that mirror the arena; see src/runner/child/cuda_device.h). For a GPU the
   // NVIDIA device nodes and /sys are added to the sandbox, RLIMIT_AS gives way to
   // RLIMIT_DATA at the same size, the CPU-time limit is at least 900 s (the host thread
   // spins while it waits for the GPU), limits.max_device_bytes caps the kernel's own device
