@@ -6,10 +6,8 @@
 #include <toml++/toml.h>
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
-#include "kope/backend/cpu/cpu_backend.h"
+#include "backend/cpu/testing/cpu_test_backend.h"
 #include "kope/eval/evaluator.h"
 
 namespace kope {
@@ -52,39 +50,23 @@ std::vector<Case> LoadCases() {
   return cases;
 }
 
-std::string ReadAll(const fs::path& p) {
-  std::ifstream in(p);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-class Adversarial : public ::testing::TestWithParam<Case> {
- protected:
-  static void SetUpTestSuite() {
-    CpuBackendOptions options;
-    options.cache_dir = fs::path(KOPE_BINARY_DIR) / "test-cache";
-    auto backend = CreateCpuBackend(options);
-    ASSERT_TRUE(backend.ok()) << backend.status().ToString();
-    backend_ = std::move(backend).value().release();
-  }
-  static Backend* backend_;
-};
-Backend* Adversarial::backend_ = nullptr;
+class Adversarial : public ::testing::TestWithParam<Case> {};
 
 TEST_P(Adversarial, GetsItsVerdict) {
   const Case& c = GetParam();
+  Backend* backend = SharedCpuTestBackend();
+  ASSERT_NE(backend, nullptr);
   auto task = LoadTask(c.task);
   ASSERT_TRUE(task.ok()) << task.status().ToString();
   EvalOptions options;
-  options.runner_exe = fs::path(KOPE_BINARY_DIR) / "kope-runner";
+  options.runner_exe = TestRunnerExecutable();
   options.call_timeout_seconds = c.timeout;
   options.limits.cpu_seconds = 20;
   options.limits.max_address_space_bytes = 2ull << 30;
   options.timing.min_seconds = 0.02;
   options.timing.max_seconds = 0.3;
-  Evaluator evaluator(*backend_, options);
-  auto outcome = evaluator.Evaluate(*task, ReadAll(c.file), c.file.filename().string());
+  Evaluator evaluator(*backend, options);
+  auto outcome = evaluator.Evaluate(*task, ReadTestFile(c.file), c.file.filename().string());
   ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
   EXPECT_EQ(VerdictName(outcome->verdict), c.expected) << FormatOutcome(*outcome);
   if (!c.flag.empty()) {

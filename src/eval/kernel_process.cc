@@ -4,8 +4,6 @@
 
 #include <atomic>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include "kope/base/parallel.h"
 
@@ -84,8 +82,9 @@ size_t ArenaLayout::InputSetBytes() const {
 }
 
 Result<std::unique_ptr<KernelProcess>> KernelProcess::Spawn(const std::string& role,
-                                                            const RunnerOptions& options) {
-  Result<std::unique_ptr<Runner>> runner = Runner::Start(options);
+                                                            const RunnerOptions& options,
+                                                            Env& env) {
+  Result<std::unique_ptr<RunnerHandle>> runner = env.StartRunner(options);
   if (!runner.ok()) return runner.status().WithContext("starting the " + role + " runner");
   auto process = std::unique_ptr<KernelProcess>(new KernelProcess(role, std::move(runner).value()));
   process->bridge_ = !options.exe_args.empty();
@@ -113,22 +112,6 @@ void KernelProcess::ResetAccounting() {
   kernel_seconds_ = 0;
   request_seconds_ = 0;
   overhead_seconds_.clear();
-}
-
-double KernelProcess::cpu_seconds() const {
-  // /proc/PID/stat: utime and stime are fields 14 and 15, after the parenthesized name.
-  std::ifstream in("/proc/" + std::to_string(runner_->pid()) + "/stat");
-  std::string line;
-  if (!std::getline(in, line)) return 0;
-  size_t close = line.rfind(')');
-  if (close == std::string::npos) return 0;
-  std::istringstream fields(line.substr(close + 2));
-  std::string skip;
-  for (int i = 3; i < 14 && fields >> skip; ++i) {
-  }
-  unsigned long long utime = 0, stime = 0;
-  if (!(fields >> utime >> stime)) return 0;
-  return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
 Result<CallOutcome> KernelProcess::Prepare(ArenaLayout layout, double timeout_seconds,

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "kope/eval/env.h"
 #include "kope/runner/runner.h"
 #include "kope/task/task.h"
 
@@ -43,10 +44,11 @@ class KernelProcess {
  public:
   ~KernelProcess();
 
-  // A runner first (a GPU runner sets its device up meanwhile), the kernel later. A Status
-  // error means kope could not do its part; a kernel that fails to load is load_outcome().
+  // A runner first, started by `env` (a GPU runner sets its device up meanwhile), the kernel
+  // later. A Status error means kope could not do its part; a kernel that fails to load is
+  // load_outcome().
   static Result<std::unique_ptr<KernelProcess>> Spawn(const std::string& role,
-                                                      const RunnerOptions& options);
+                                                      const RunnerOptions& options, Env& env);
   Status Load(const std::filesystem::path& artifact, double timeout_seconds);
 
   const CallOutcome& load_outcome() const { return load_outcome_; }
@@ -70,7 +72,7 @@ class KernelProcess {
   // Maps `arena` in the runner ahead of its use (a spare's, for the next candidate), with no
   // accounting; the runner keeps it mapped when it is mapped again.
   Result<CallOutcome> PreMap(const SharedArena& arena, double timeout_seconds) {
-    return runner_->MapArena(arena, timeout_seconds);
+    return runner_->MapArena(arena, timeout_seconds, /*copies=*/true);
   }
   // Checking in the reference runner (a PyTorch task's reference checks a PyTorch candidate;
   // see Runner::ShareArena). The reference's side: memory laid out as its current layout, for
@@ -122,7 +124,7 @@ class KernelProcess {
   void ResetAccounting();
   bool alive() const { return runner_->alive(); }
   // CPU time the runner process has used so far (0 where /proc cannot tell).
-  double cpu_seconds() const;
+  double cpu_seconds() const { return runner_->cpu_seconds(); }
   // For a reference kept between evaluations: its outputs were seen to depend on its inputs
   // (EvalSession::CheckReferenceDependsOnInputs) for the inputs `key` names (a task's dtypes and
   // laws at its bench sizes: two tasks of one problem file may share the process); later
@@ -133,14 +135,14 @@ class KernelProcess {
   void own_folder(std::filesystem::path dir) { owned_folder_ = std::move(dir); }
 
  private:
-  KernelProcess(std::string role, std::unique_ptr<Runner> runner)
+  KernelProcess(std::string role, std::unique_ptr<RunnerHandle> runner)
       : role_(std::move(role)), runner_(std::move(runner)) {}
   void Account(const CallOutcome& outcome, const char* request);
   // `outcome`, booked by Account when the request got an answer.
   Result<CallOutcome> Accounted(Result<CallOutcome> outcome, const char* request);
 
   std::string role_;
-  std::unique_ptr<Runner> runner_;
+  std::unique_ptr<RunnerHandle> runner_;
   CallOutcome load_outcome_;
   std::unique_ptr<SharedArena> arena_;
   std::vector<std::unique_ptr<SharedArena>> adopted_;

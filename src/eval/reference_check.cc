@@ -1,8 +1,14 @@
-// The reference runner's answers to the checking requests (python/kope_bridge/checker.py):
-// JSON, with floating values as C99 hexadecimal strings so that NaN and infinities survive.
+// Checked in the reference runner (see check_site.h): the reference draws the inputs, poisons
+// and compares in memory it shares with the candidate. Its answers to the checking requests
+// (python/kope_bridge/checker.py) are JSON, with floating values as C99 hexadecimal strings so
+// that NaN and infinities survive.
+#include <unistd.h>
+
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
+#include "check_site.h"
+#include "kope/eval/inputs.h"
 #include "session.h"
 
 namespace kope {
@@ -16,6 +22,72 @@ double HexDouble(const nlohmann::json& v) {
 Status Malformed(const std::string& what, const std::string& json) {
   return Status::Internal("the reference runner's " + what +
                           " is malformed: " + json.substr(0, 300));
+}
+
+class ReferenceCheck final : public CheckSite {
+ public:
+  using CheckSite::CheckSite;
+
+  bool in_reference() const override { return true; }
+  Result<CallOutcome> Map(const ArenaLayout& layout) override {
+    KOPE_ASSIGN_OR_RETURN(CallOutcome mapped,
+                          s_.reference->Prepare(layout, s_.options.call_timeout_seconds,
+                                                /*copies=*/false));
+    if (!mapped.ok()) return Status::Internal("the reference runner failed: " + mapped.detail);
+    return s_.PrepareShared(layout);
+  }
+  // The reference runner draws the inputs itself from a secret seed: they never cross between
+  // host and GPU.
+  Status DrawInputs(const ArenaLayout&, const SizeSet& set, int trial, std::mt19937_64& rng,
+                    bool perturb) override {
+    const auto mode = perturb ? Runner::DrawMode::kPerturb : Runner::DrawMode::kTrial;
+    KOPE_ASSIGN_OR_RETURN(std::vector<Runner::DrawSpec> specs, DrawSpecs(s_.task, trial, set));
+    KOPE_ASSIGN_OR_RETURN(CallOutcome drawn,
+                          s_.reference->Draw(0, rng(), mode, specs, s_.CheckerTimeout()));
+    if (!drawn.ok()) {
+      return Status::Internal("the reference runner could not draw inputs: " + drawn.detail);
+    }
+    return Status::Ok();
+  }
+  Result<CallOutcome> CallReference(const ArenaLayout&, double timeout, bool summarize) override {
+    return s_.reference->ReferenceCall(summarize, timeout);
+  }
+  Result<EvalSession::Expected> ReferenceResult(const ArenaLayout& layout, const CallOutcome& call,
+                                                bool summarize) override {
+    if (summarize) {
+      KOPE_ASSIGN_OR_RETURN(s_.reference_summary, ParseReferenceSummary(call.detail, layout));
+    }
+    return EvalSession::Expected{};
+  }
+  Status PoisonOutputs(const ArenaLayout& layout, Poison poison) override;
+  Result<EvalSession::CallFindings> Find(const ArenaLayout& layout, const EvalSession::Expected&,
+                                         const std::vector<Tolerance>& tolerances) override {
+    std::vector<std::pair<double, double>> tols;
+    for (const Tolerance& t : tolerances) tols.emplace_back(t.rtol, t.atol);
+    KOPE_ASSIGN_OR_RETURN(CallOutcome checked, s_.reference->Check(tols, s_.CheckerTimeout()));
+    if (!checked.ok()) return Status::Internal("the reference runner failed: " + checked.detail);
+    return ParseCallFindings(checked.detail, layout);
+  }
+  // A bridge candidate's outputs are copied whole: see EvalSession::CallsTwicePerTrial.
+  bool CallsTwicePerTrial(const SizeSet& set) const override {
+    return set.label != BenchSizes(s_.task, s_.language).label;
+  }
+};
+
+// Once per shared arena (EvalSession::shared_outputs_poisoned).
+Status ReferenceCheck::PoisonOutputs(const ArenaLayout& layout, Poison poison) {
+  if (s_.shared_outputs_poisoned) return Status::Ok();
+  std::vector<Runner::PoisonSpan> spans;
+  for (size_t o = 0; o < layout.outputs.size(); ++o) {
+    spans.push_back({{layout.output_offsets[o], layout.outputs[o].bytes},
+                     PoisonElement(layout.outputs[o].dtype, poison)});
+  }
+  KOPE_ASSIGN_OR_RETURN(
+      CallOutcome poisoned,
+      s_.reference->Poison(spans, GuardBytes(ArenaLayout::kGuardBytes), s_.CheckerTimeout()));
+  if (!poisoned.ok()) return Status::Internal("the reference runner failed: " + poisoned.detail);
+  s_.shared_outputs_poisoned = true;
+  return Status::Ok();
 }
 
 }  // namespace
@@ -77,6 +149,24 @@ Result<EvalSession::CallFindings> ParseCallFindings(const std::string& json,
   } catch (const nlohmann::json::exception&) {
     return Malformed("check", json);
   }
+}
+
+std::unique_ptr<CheckSite> CheckInReference(EvalSession& session) {
+  return std::make_unique<ReferenceCheck>(session);
+}
+
+Result<CallOutcome> EvalSession::PrepareShared(const ArenaLayout& layout) {
+  const double timeout = options.call_timeout_seconds;
+  shared_outputs_poisoned = false;
+  int fd = -1;
+  KOPE_ASSIGN_OR_RETURN(CallOutcome shared,
+                        reference->ShareArena(*candidate, &fd, CheckerTimeout()));
+  if (!shared.ok()) {
+    return Status::Internal("the reference runner could not share memory: " + shared.detail);
+  }
+  Result<CallOutcome> mapped = candidate->PrepareShared(layout, fd, timeout);
+  close(fd);
+  return mapped;
 }
 
 }  // namespace kope

@@ -37,7 +37,7 @@ RunnerPool::Impl::~Impl() {
 }
 
 Result<std::unique_ptr<KernelProcess>> RunnerPool::Impl::Spawn(const std::string& role,
-                                                               RunnerOptions runner) {
+                                                               RunnerOptions runner, Env& env) {
   if (root_.empty()) {
     KOPE_ASSIGN_OR_RETURN(root_, TempFolder::Create(options.scratch_root, "kope-runners"));
   }
@@ -46,7 +46,7 @@ Result<std::unique_ptr<KernelProcess>> RunnerPool::Impl::Spawn(const std::string
   fs::create_directories(dir, ec);
   if (ec) return Status::IoError("cannot create " + dir.string() + ": " + ec.message());
   runner.sandbox.scratch_dir = dir;
-  auto process = KernelProcess::Spawn(role, runner);
+  auto process = KernelProcess::Spawn(role, runner, env);
   if (!process.ok()) {
     fs::remove_all(dir, ec);
     return process.status();
@@ -56,7 +56,7 @@ Result<std::unique_ptr<KernelProcess>> RunnerPool::Impl::Spawn(const std::string
 }
 
 Result<std::unique_ptr<KernelProcess>> RunnerPool::Impl::Start(const std::string& role,
-                                                               RunnerOptions runner,
+                                                               RunnerOptions runner, Env& env,
                                                                bool* from_spare, size_t ahead) {
   *from_spare = false;
   WaitForPremaps();
@@ -74,7 +74,7 @@ Result<std::unique_ptr<KernelProcess>> RunnerPool::Impl::Start(const std::string
     }
   }
   if (process == nullptr) {
-    KOPE_ASSIGN_OR_RETURN(process, Spawn(role, runner));
+    KOPE_ASSIGN_OR_RETURN(process, Spawn(role, runner, env));
   }
   const size_t started = ++started_[kind];
   size_t& wanted = wanted_[kind];
@@ -90,10 +90,10 @@ Result<std::unique_ptr<KernelProcess>> RunnerPool::Impl::Start(const std::string
   // evaluation's.
   if (options.spares && waiting.size() < wanted) {
     const size_t missing = wanted - waiting.size();
-    spawner_.Post([this, &waiting, runner, missing] {
+    spawner_.Post([this, &waiting, runner, &env, missing] {
       try {  // off the caller's thread, an exception (out of memory) is a spare not started
         for (size_t i = 0; i < missing; ++i) {
-          auto next = Spawn("spare", runner);
+          auto next = Spawn("spare", runner, env);
           if (!next.ok()) break;
           waiting.push_back(std::move(next).value());
         }

@@ -21,11 +21,12 @@ struct RunnerPool::Impl {
   explicit Impl(RunnerPoolOptions o) : options(std::move(o)) {}
   ~Impl();
 
-  // A runner for `role` started with `runner` (its scratch_dir is chosen here): the spare of
-  // that kind if one is waiting, else a new one; `from_spare` says which. With spares, the next
-  // ones of the kind start at once, at least `ahead` of them. The process owns its folder.
+  // A runner for `role` started by `env` with `runner` (its scratch_dir is chosen here): the
+  // spare of that kind if one is waiting, else a new one; `from_spare` says which. With spares,
+  // the next ones of the kind start at once (by `env` too), at least `ahead` of them. The
+  // process owns its folder.
   Result<std::unique_ptr<KernelProcess>> Start(const std::string& role, RunnerOptions runner,
-                                               bool* from_spare, size_t ahead = 1);
+                                               Env& env, bool* from_spare, size_t ahead = 1);
   // The task runner kept under `key` (role, artifact and RunnerKind), or null.
   std::unique_ptr<KernelProcess> TakeKept(const std::string& key);
   // Called when an evaluation begins: it counts the runners it starts from here on.
@@ -60,7 +61,8 @@ struct RunnerPool::Impl {
   RunnerPoolOptions options;
 
  private:
-  Result<std::unique_ptr<KernelProcess>> Spawn(const std::string& role, RunnerOptions runner);
+  Result<std::unique_ptr<KernelProcess>> Spawn(const std::string& role, RunnerOptions runner,
+                                               Env& env);
 
   TempFolder root_;  // made on first use, removed with the pool
   int next_folder_ = 0;

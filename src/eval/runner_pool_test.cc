@@ -6,12 +6,10 @@
 
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <memory>
-#include <sstream>
 
+#include "backend/cpu/testing/cpu_test_backend.h"
 #include "kernel_process.h"
-#include "kope/backend/cpu/cpu_backend.h"
 #include "kope/eval/evaluator.h"
 #include "runner_pool_impl.h"
 
@@ -20,17 +18,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string ReadAll(const fs::path& p) {
-  std::ifstream in(p);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 // The example's own GELU, made to refuse (rc 7) when its working folder already holds the marker
 // an earlier candidate left there, and to fail (rc 8) when it cannot leave one itself.
 std::string MarkerCandidate() {
-  std::string source = ReadAll(fs::path(KOPE_SOURCE_DIR) / "examples/gelu/baseline.cc");
+  std::string source = ReadTestFile(fs::path(KOPE_SOURCE_DIR) / "examples/gelu/baseline.cc");
   const std::string entry = "extern \"C\" int kope_kernel(";
   const std::string marker = R"(
 #include <cstdio>
@@ -54,16 +45,13 @@ static int MarkerCheck() {
 
 class RunnerPoolTest : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    CpuBackendOptions options;
-    options.cache_dir = fs::path(KOPE_BINARY_DIR) / "test-cache";
-    auto backend = CreateCpuBackend(options);
-    ASSERT_TRUE(backend.ok()) << backend.status().ToString();
-    backend_ = std::move(backend).value().release();
+  void SetUp() override {
+    backend_ = SharedCpuTestBackend();
+    ASSERT_NE(backend_, nullptr);
   }
   EvalOptions Options(std::shared_ptr<RunnerPool> pool) {
     EvalOptions options;
-    options.runner_exe = fs::path(KOPE_BINARY_DIR) / "kope-runner";
+    options.runner_exe = TestRunnerExecutable();
     options.trials = 2;
     options.timing.min_seconds = 0.02;
     options.timing.max_seconds = 0.2;
@@ -78,23 +66,22 @@ class RunnerPoolTest : public ::testing::Test {
     EXPECT_TRUE(outcome.ok()) << outcome.status().ToString();
     return outcome.ok() ? *outcome : Outcome{};
   }
-  static Backend* backend_;
+  Backend* backend_ = nullptr;
   const fs::path examples_ = fs::path(KOPE_SOURCE_DIR) / "examples";
   const fs::path adversarial_ = fs::path(KOPE_SOURCE_DIR) / "src/eval/testdata/adversarial";
 };
-Backend* RunnerPoolTest::backend_ = nullptr;
 
 TEST_F(RunnerPoolTest, KeepsTheTaskRunnersForTheNextCandidateOfTheSameTask) {
   auto pool = std::make_shared<RunnerPool>();
   Evaluator evaluator(*backend_, Options(pool));
-  const std::string good = ReadAll(examples_ / "gelu/optimized.cc");
+  const std::string good = ReadTestFile(examples_ / "gelu/optimized.cc");
   Outcome first = MustEvaluate(evaluator, examples_ / "gelu", good, "optimized.cc");
   EXPECT_TRUE(first.valid()) << FormatOutcome(first);
   EXPECT_EQ(first.runners_reused, 0);
 
   // A candidate that crashes leaves the task's runner as it was.
-  Outcome crash = MustEvaluate(evaluator, examples_ / "gelu", ReadAll(adversarial_ / "segfault.cc"),
-                               "segfault.cc");
+  Outcome crash = MustEvaluate(evaluator, examples_ / "gelu",
+                               ReadTestFile(adversarial_ / "segfault.cc"), "segfault.cc");
   EXPECT_EQ(VerdictName(crash.verdict), "crash") << FormatOutcome(crash);
   EXPECT_EQ(crash.runners_reused, 1);
 
@@ -112,15 +99,16 @@ TEST_F(RunnerPoolTest, KeepsTheTaskRunnersForTheNextCandidateOfTheSameTask) {
 
   // Another task's runners replace them; a wrong candidate is still caught with kept runners.
   Outcome other = MustEvaluate(evaluator, examples_ / "row_sum",
-                               ReadAll(examples_ / "row_sum/optimized.cc"), "optimized.cc");
+                               ReadTestFile(examples_ / "row_sum/optimized.cc"), "optimized.cc");
   EXPECT_TRUE(other.valid()) << FormatOutcome(other);
   EXPECT_EQ(other.runners_reused, 0);
   Outcome wrong = MustEvaluate(evaluator, examples_ / "gelu",
-                               ReadAll(adversarial_ / "unwritten_output.cc"), "unwritten.cc");
+                               ReadTestFile(adversarial_ / "unwritten_output.cc"), "unwritten.cc");
   EXPECT_EQ(VerdictName(wrong.verdict), "incorrect") << FormatOutcome(wrong);
   EXPECT_EQ(wrong.runners_reused, 0);
-  Outcome wrong_again = MustEvaluate(evaluator, examples_ / "gelu",
-                                     ReadAll(adversarial_ / "constant_output.cc"), "constant.cc");
+  Outcome wrong_again =
+      MustEvaluate(evaluator, examples_ / "gelu", ReadTestFile(adversarial_ / "constant_output.cc"),
+                   "constant.cc");
   EXPECT_EQ(VerdictName(wrong_again.verdict), "incorrect") << FormatOutcome(wrong_again);
   EXPECT_EQ(wrong_again.runners_reused, 1);
 }
@@ -130,7 +118,7 @@ TEST_F(RunnerPoolTest, AnotherTasksKeptRunnersEndBeforeTheNewTaskRuns) {
   EvalOptions options = Options(pool);
   Evaluator evaluator(*backend_, options);
   Outcome first = MustEvaluate(evaluator, examples_ / "gelu",
-                               ReadAll(examples_ / "gelu/optimized.cc"), "optimized.cc");
+                               ReadTestFile(examples_ / "gelu/optimized.cc"), "optimized.cc");
   EXPECT_TRUE(first.valid()) << FormatOutcome(first);
   ASSERT_GE(pool->impl().kept(), 1u);
   // While the next task is verified, the last task's runners no longer hold their memory.
@@ -143,7 +131,7 @@ TEST_F(RunnerPoolTest, AnotherTasksKeptRunnersEndBeforeTheNewTaskRuns) {
   };
   Evaluator next_task(*backend_, options);
   Outcome other = MustEvaluate(next_task, examples_ / "row_sum",
-                               ReadAll(examples_ / "row_sum/optimized.cc"), "optimized.cc");
+                               ReadTestFile(examples_ / "row_sum/optimized.cc"), "optimized.cc");
   EXPECT_TRUE(other.valid()) << FormatOutcome(other);
   EXPECT_GT(steps, 0);
   EXPECT_EQ(most_kept, 0u);
@@ -172,8 +160,8 @@ TEST_F(RunnerPoolTest, EveryCandidateGetsARunnerAndFolderNoKernelUsed) {
 }
 
 TEST_F(RunnerPoolTest, SparesForTheNextTaskStartEveryRunnerOfANewTaskAhead) {
-  const std::string gelu = ReadAll(examples_ / "gelu/optimized.cc");
-  const std::string row_sum = ReadAll(examples_ / "row_sum/optimized.cc");
+  const std::string gelu = ReadTestFile(examples_ / "gelu/optimized.cc");
+  const std::string row_sum = ReadTestFile(examples_ / "row_sum/optimized.cc");
   for (bool next_task : {false, true}) {
     RunnerPoolOptions options;
     options.spares = true;
@@ -203,18 +191,18 @@ TEST_F(RunnerPoolTest, AKindCanKeepSeveralSparesAhead) {
   options.spares = true;
   RunnerPool pool(options);
   RunnerOptions runner;
-  runner.runner_exe = fs::path(KOPE_BINARY_DIR) / "kope-runner";
+  runner.runner_exe = TestRunnerExecutable();
   for (int i = 0; i < 3; ++i) {
     pool.impl().BeginEvaluation();
     bool from_spare = false;
-    auto process = pool.impl().Start("candidate", runner, &from_spare, 2);
+    auto process = pool.impl().Start("candidate", runner, Env::Default(), &from_spare, 2);
     ASSERT_TRUE(process.ok()) << process.status().ToString();
     EXPECT_EQ(from_spare, i > 0) << i;
     EXPECT_EQ(pool.impl().spares_waiting(), 2u) << i;
   }
   pool.impl().BeginEvaluation();
   bool from_spare = false;
-  ASSERT_TRUE(pool.impl().Start("candidate", runner, &from_spare).ok());
+  ASSERT_TRUE(pool.impl().Start("candidate", runner, Env::Default(), &from_spare).ok());
   EXPECT_TRUE(from_spare);
   EXPECT_EQ(pool.impl().spares_waiting(), 1u);  // one ahead, as asked now
 }
@@ -228,9 +216,9 @@ TEST_F(RunnerPoolTest, AnAdoptedArenaIsZeroedAndServesALayoutOfItsSize) {
   fs::remove_all(scratch);
   fs::create_directories(scratch);
   RunnerOptions runner;
-  runner.runner_exe = fs::path(KOPE_BINARY_DIR) / "kope-runner";
+  runner.runner_exe = TestRunnerExecutable();
   runner.sandbox.scratch_dir = scratch;
-  auto process = KernelProcess::Spawn("candidate", runner);
+  auto process = KernelProcess::Spawn("candidate", runner, Env::Default());
   ASSERT_TRUE(process.ok()) << process.status().ToString();
 
   // An arena of another size is not used; one of the layout's size is, zeroed.

@@ -1,8 +1,8 @@
 // EvalSession: the state of one candidate's evaluation (internal).
 //
-// Evaluator::Evaluate builds a session, and the session runs the steps:
-// compile, start runners, verify (verification.cc), time (timing_session.cc),
-// verify again, decide. Each step either succeeds, ends the evaluation with a
+// An Evaluation (evaluation.h) builds a session and starts its runners; the
+// session verifies (verification.cc, checked where its CheckSite says) and
+// times (timing_*.cc). Each step either succeeds, ends the evaluation with a
 // candidate verdict (recorded in `outcome`, step returns false), or fails with
 // a Status (the task or kope is at fault).
 #ifndef KOPE_SRC_EVAL_SESSION_H_
@@ -18,10 +18,18 @@
 
 #include "kernel_process.h"
 #include "kope/eval/compare.h"
+#include "kope/eval/env.h"
 #include "kope/eval/evaluator.h"
 #include "kope/eval/inputs.h"
 
 namespace kope {
+
+class CheckSite;
+
+// The Env an evaluation with `options` uses: its own, else the real one.
+inline Env& EnvOf(const EvalOptions& options) {
+  return options.env != nullptr ? *options.env : Env::Default();
+}
 
 struct EvalSession {
   const Task& task;
@@ -35,12 +43,9 @@ struct EvalSession {
   // A PyTorch task's torch.compile reference point, timed beside the baseline; may be null.
   std::unique_ptr<KernelProcess> compiled;
   std::vector<uint64_t> input_hashes;  // of the current trial's inputs
-  // Verification checked in the reference runner (python/kope_bridge/checker.py), when the
-  // reference and the candidate are both PyTorch bridge processes: the candidate's tensors live
-  // in memory the reference shares (on the GPU for a CUDA task), the reference compares them
-  // with its own and answers a summary; it draws the inputs too, from the parent's secret seed.
-  // Otherwise both arenas are the parent's, which draws and compares itself.
-  bool check_in_reference = false;
+  // Where verification checks the candidate's calls (check_site.h); set once the candidate's
+  // kind is known (UseCheckSite).
+  std::unique_ptr<CheckSite> check_site;
   // Whether the shared arena's outputs and guards were poisoned since PrepareShared. A bridge
   // candidate's runner copies its forward's results whole into the outputs on every verified
   // call (python/kope_bridge/kernels.py, TorchKernel.store), so poison written before a later
@@ -57,29 +62,28 @@ struct EvalSession {
   // The reference's slowest call so far at each size set (by label), wall clock.
   std::map<std::string, double> slowest_reference_s;
 
-  EvalSession(const Task& t, const EvalOptions& o, std::string lang)
-      : task(t), options(o), language(std::move(lang)) {}
+  EvalSession(const Task& t, const EvalOptions& o, std::string lang);
+  ~EvalSession();
   KernelProcess& baseline_process() { return baseline ? *baseline : *reference; }
   void Progress(const std::string& line) const {
     if (options.progress) options.progress(line);
   }
+  Env& env() const { return EnvOf(options); }
+
+  // Checks in the reference runner (`in_reference`, see ChecksInReference), else in the parent.
+  void UseCheckSite(bool in_reference);
+  bool check_in_reference() const;
 
   // Ends the evaluation with `verdict` unless `call` is ok; returns whether it was ok.
   // `timeout_s`: the limit the call had (0: options.call_timeout_seconds).
   bool CandidateCallOk(const CallOutcome& call, const std::string& what, double timeout_s = 0);
   // How long one candidate call at `set` may take: the configured limit, or kSlowerThanReference
   // times the reference's slowest call there where that is longer. A correct kernel is never
-  // judged a timeout because the problem is large for the machine (on a 2-core CPU a level-2
-  // problem's reference call took 10 s, at the limit, and the same code as a candidate timed out).
+  // judged a timeout because the problem is large for the machine.
   static constexpr double kSlowerThanReference = 5;
   double CandidateTimeout(const SizeSet& set) const;
 
-  // Verification steps (verification.cc).
-  Status WriteInputs(const ArenaLayout& layout, const SizeSet& set, int trial,
-                     std::mt19937_64& rng);
-  Status PerturbInputs(const ArenaLayout& layout, const SizeSet& set, int trial,
-                       std::mt19937_64& rng);
-  Status DrawInReference(const SizeSet& set, int trial, std::mt19937_64& rng, bool perturb);
+  // Verification steps (verification.cc), checked where check_site says.
   // The reference's outputs where they lie, in its arena: valid until it runs again (none when
   // checked in the reference). With `summarize`, reference_summary describes them.
   using Expected = std::vector<const uint8_t*>;
@@ -97,9 +101,12 @@ struct EvalSession {
     int64_t guard_byte = 0;
     std::vector<Comparison> outputs;  // in order, up to the first that failed
   };
-  CallFindings FindInArenas(const ArenaLayout& layout, const Expected& expected,
-                            const std::vector<Tolerance>& tolerances);
-  // The candidate's arena in memory the reference shares (check_in_reference).
+  // The verdict on a call from its findings: false (and the outcome incorrect) on the first
+  // thing wrong. `reason`: what a wrong value means in this call ("value", "runs_disagree"...).
+  bool JudgeFindings(const CallFindings& found, const ArenaLayout& layout, const SizeSet& set,
+                     int trial, const std::vector<Tolerance>& tolerances,
+                     const std::string& reason);
+  // The candidate's arena in memory the reference shares (checked in the reference).
   Result<CallOutcome> PrepareShared(const ArenaLayout& layout);
   // For the reference runner's checking requests: the first compiles its comparison, and none
   // runs candidate code, so a slow one is never the candidate's timeout.
@@ -108,16 +115,46 @@ struct EvalSession {
   // Whether a trial at `set` calls the candidate twice on the same inputs before perturbing
   // them. The second call's other poison shows unwritten elements, and the two calls' agreement
   // races. A bridge candidate's outputs are copied whole (shared_outputs_poisoned), so only the
-  // agreement is left to check; it is checked at the check sizes, and at the bench size, where
-  // one call of the largest KernelBench problems costs about 17 ms of copies and comparison at
-  // 17 GB per call, a trial's two calls on different inputs (before and after the perturbation)
-  // each still face the reference.
+  // agreement is left to check; it is checked at the check sizes, and at the bench size a
+  // trial's two calls on different inputs (before and after the perturbation) each still face
+  // the reference.
   bool CallsTwicePerTrial(const SizeSet& set) const;
   // Verification of every size set (`trials` trials each); false when the candidate failed.
   Result<bool> Verify(const std::vector<SizeSet>& sets, int trials,
                       const std::string& failure_reason);
+  Result<bool> VerifySet(const SizeSet& set, int trials, const std::string& failure_reason);
+  Result<bool> VerifyTrial(const ArenaLayout& layout, const SizeSet& set, int trial,
+                           const std::string& failure_reason, std::vector<uint64_t>* previous);
+
+  // Timing (timing_session.cc: setup and inputs; timing_interleaved.cc: the warm-up and the
+  // interleaved batches; timing_cross_check.cc: the candidate under the parent's clock).
+  struct TimingTrack {
+    KernelProcess* process;
+    bool is_candidate;
+    std::vector<int64_t> ns;
+    double per_call = 0;       // kernel time per call, estimate from the warm-up
+    double wall_per_call = 0;  // the parent's wall time per call in the last request
+    bool dropped = false;      // a reference point that failed: no longer timed
+  };
+  // Target wall time of one timing batch, so that interleaving is fine-grained.
+  static constexpr double kTimingBatchSeconds = 0.02;
+  // Allowance for the request round trip when comparing with the parent's clock.
+  static constexpr double kRoundTripSeconds = 0.002;
   // Interleaved timing at the bench size; false when the candidate failed.
   Result<bool> Time();
+  Result<bool> MapForTiming(const ArenaLayout& layout, double timeout, bool drawn_by_runners);
+  Status DrawTimingInputs(const ArenaLayout& layout, int rotation);
+  Status WriteTimingInputs(const ArenaLayout& layout, int rotation);
+  void CompileReferencePoint();
+  // `count` timed calls of `track` within `timeout` each; false when the candidate failed.
+  Result<bool> TimeTrack(TimingTrack& track, int count, bool flush, double timeout,
+                         CallOutcome* out);
+  Result<bool> WarmUp(std::vector<TimingTrack>& tracks, double timeout);
+  Result<bool> Interleave(std::vector<TimingTrack>& tracks, double timeout);
+  Result<bool> CrossCheck(std::vector<TimingTrack>& tracks, double timeout);
+  // The torch.compile reference point that failed: noted, and (Drop) no longer timed.
+  void NoteCompiled(const std::string& why);
+  void DropCompiled(const std::string& why);
 };
 
 // A secret seed for one trial: never derived from anything the candidate can see.

@@ -1,8 +1,8 @@
-// Timing: baseline and candidate interleaved in one session on rotating
-// inputs, caches flushed before every call, checked against the parent's clock.
+// Timing: baseline and candidate interleaved in one session on rotating inputs, caches flushed
+// before every call (timing_interleaved.cc), then checked against the parent's clock
+// (timing_cross_check.cc). Here: the session's setup, its inputs, and the torch.compile
+// reference point's first call.
 #include <algorithm>
-#include <chrono>
-#include <cstring>
 
 #include "kope/base/parallel.h"
 #include "kope/eval/inputs.h"
@@ -13,36 +13,27 @@ namespace {
 
 // Input bytes rotated through, at most (per kernel).
 constexpr size_t kMaxRotationBytes = 256ull << 20;
-// Target wall time of one timing batch, so that interleaving is fine-grained.
-constexpr double kBatchSeconds = 0.02;
-// Allowance for the request round trip when comparing with the parent's clock.
-constexpr double kRoundTripSeconds = 0.002;
 // The first call of a torch.compile reference point includes compiling it.
 constexpr double kCompileSeconds = 900;
 
-double Now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-struct Track {
-  KernelProcess* process;
-  bool is_candidate;
-  std::vector<int64_t> ns;
-  double per_call = 0;       // kernel time per call, estimate from the warm-up
-  double wall_per_call = 0;  // the parent's wall time per call in the last request
-  bool dropped = false;      // a reference point that failed: no longer timed
-};
-
 }  // namespace
 
+void EvalSession::NoteCompiled(const std::string& why) {
+  outcome.compiled_note = "torch.compile was not timed: " + why.substr(0, 400);
+}
+
+void EvalSession::DropCompiled(const std::string& why) {
+  NoteCompiled(why);
+  compiled.reset();
+}
+
 Result<bool> EvalSession::Time() {
-  const TimingPolicy& policy = options.timing;
   const SizeSet& bench = BenchSizes(task, language);
   const double timeout = CandidateTimeout(bench);
   KOPE_ASSIGN_OR_RETURN(ArenaLayout probe, ArenaLayout::Build(task, bench, 1));
   size_t set_bytes = std::max<size_t>(probe.InputSetBytes(), 1);
   int rotation = std::clamp(static_cast<int>(kMaxRotationBytes / set_bytes), 1,
-                            std::max(1, policy.rotation_sets));
+                            std::max(1, options.timing.rotation_sets));
   KOPE_ASSIGN_OR_RETURN(ArenaLayout layout, ArenaLayout::Build(task, bench, rotation));
 
   // Checked in the reference, with the reference as the baseline and every timed process a
@@ -50,9 +41,35 @@ Result<bool> EvalSession::Time() {
   // into the candidate's slots of the memory it shares): no tensor crosses between host and GPU.
   // Otherwise the parent draws them and every runner uploads them once.
   const bool drawn_by_runners =
-      check_in_reference && baseline == nullptr && (compiled == nullptr || compiled->bridge());
-  KernelProcess& base = baseline_process();
-  KOPE_ASSIGN_OR_RETURN(CallOutcome mapped, base.Prepare(layout, timeout, !drawn_by_runners));
+      check_in_reference() && baseline == nullptr && (compiled == nullptr || compiled->bridge());
+  KOPE_ASSIGN_OR_RETURN(bool mapped, MapForTiming(layout, timeout, drawn_by_runners));
+  if (!mapped) return false;
+  if (drawn_by_runners) {
+    KOPE_RETURN_IF_ERROR(DrawTimingInputs(layout, rotation));
+  } else {
+    KOPE_RETURN_IF_ERROR(WriteTimingInputs(layout, rotation));
+  }
+  if (compiled) CompileReferencePoint();
+
+  std::vector<TimingTrack> tracks = {{&baseline_process(), false, {}, 0},
+                                     {candidate.get(), true, {}, 0}};
+  if (compiled) tracks.push_back({compiled.get(), false, {}, 0});
+  KOPE_ASSIGN_OR_RETURN(bool ok, WarmUp(tracks, timeout));
+  if (!ok) return false;
+  KOPE_ASSIGN_OR_RETURN(ok, Interleave(tracks, timeout));
+  if (!ok) return false;
+  KOPE_ASSIGN_OR_RETURN(ok, CrossCheck(tracks, timeout));
+  if (!ok) return false;
+  outcome.baseline_time = Summarize(tracks[0].ns);
+  outcome.candidate_time = Summarize(tracks[1].ns);
+  if (tracks.size() > 2 && !tracks[2].dropped) outcome.compiled_time = Summarize(tracks[2].ns);
+  return true;
+}
+
+Result<bool> EvalSession::MapForTiming(const ArenaLayout& layout, double timeout,
+                                       bool drawn_by_runners) {
+  KOPE_ASSIGN_OR_RETURN(CallOutcome mapped,
+                        baseline_process().Prepare(layout, timeout, !drawn_by_runners));
   if (!mapped.ok()) return Status::Internal("the baseline runner failed: " + mapped.detail);
   if (drawn_by_runners) {
     KOPE_ASSIGN_OR_RETURN(mapped, PrepareShared(layout));
@@ -60,141 +77,62 @@ Result<bool> EvalSession::Time() {
     KOPE_ASSIGN_OR_RETURN(mapped, candidate->Prepare(layout, timeout));
   }
   if (!CandidateCallOk(mapped, "mapping buffers for timing")) return false;
-
   // A reference point that fails (torch.compile without a working compiler) is dropped with a
   // note; it never decides the candidate's verdict.
-  auto note_compiled = [&](const std::string& why) {
-    outcome.compiled_note = "torch.compile was not timed: " + why.substr(0, 400);
-  };
-  auto drop_compiled = [&](const std::string& why) {
-    note_compiled(why);
-    compiled.reset();
-  };
   if (compiled) {
     Result<CallOutcome> m = compiled->Prepare(layout, timeout, !drawn_by_runners);
-    if (!m.ok() || !m->ok()) drop_compiled(m.ok() ? m->detail : m.status().message());
+    if (!m.ok() || !m->ok()) DropCompiled(m.ok() ? m->detail : m.status().message());
   }
-
-  // The same fresh inputs for all, in every rotation set.
-  std::mt19937_64 rng(SecretSeed());
-  if (drawn_by_runners) {
-    KOPE_ASSIGN_OR_RETURN(const std::vector<Runner::DrawSpec> specs, DrawSpecs(task, 0, bench));
-    for (int r = 0; r < rotation; ++r) {
-      const uint64_t seed = rng();
-      KOPE_ASSIGN_OR_RETURN(CallOutcome drawn, base.Draw(r, seed, Runner::DrawMode::kTimingShared,
-                                                         specs, CheckerTimeout()));
-      if (!drawn.ok()) return Status::Internal("the baseline runner failed: " + drawn.detail);
-      if (compiled) {
-        Result<CallOutcome> d =
-            compiled->Draw(r, seed, Runner::DrawMode::kTiming, specs, CheckerTimeout());
-        if (!d.ok() || !d->ok()) drop_compiled(d.ok() ? d->detail : d.status().message());
-      }
-    }
-  } else {
-    for (int r = 0; r < rotation; ++r) {
-      for (size_t i = 0; i < layout.inputs.size(); ++i) {
-        const auto& in = layout.inputs[i];
-        KOPE_ASSIGN_OR_RETURN(const Distribution d, TrialDistribution(task.inputs[i], 0, bench));
-        FillInput(base.input(r, i), in.dtype, in.count, d, rng);
-        ParallelMemcpy(candidate->input(r, i), base.input(r, i), in.bytes);
-        if (compiled) ParallelMemcpy(compiled->input(r, i), base.input(r, i), in.bytes);
-      }
-    }
-  }
-  if (compiled) {
-    // torch.compile compiles on the first call: it gets the time a compiler needs.
-    Progress("torch.compile the baseline");
-    // A TIME, not a CALL: the inputs stay as drawn (a CALL uploads the parent's arena over
-    // them), and no output is copied back for nothing.
-    Result<CallOutcome> first = compiled->Time(1, /*flush=*/false, kCompileSeconds);
-    if (first.ok()) outcome.compiled_first_call_seconds = first->parent_seconds;
-    if (!first.ok() || !first->ok())
-      drop_compiled(first.ok() ? first->detail : first.status().message());
-  }
-
-  std::vector<Track> tracks = {{&base, false, {}, 0}, {candidate.get(), true, {}, 0}};
-  if (compiled) tracks.push_back({compiled.get(), false, {}, 0});
-  auto run = [&](Track& t, int count, bool flush, CallOutcome* out) -> Result<bool> {
-    double budget = timeout * std::max(1, count);
-    KOPE_ASSIGN_OR_RETURN(*out, t.process->Time(count, flush, budget));
-    if (out->ok()) return true;
-    if (t.is_candidate) return CandidateCallOk(*out, "timing", budget);
-    if (t.process == compiled.get()) {
-      note_compiled(out->detail);  // the track keeps its process until the session ends
-      t.dropped = true;
-      return true;
-    }
-    return Status::FailedPrecondition("the task's baseline failed while timing: " + out->detail);
-  };
-
-  // Warm-up: at least warmup_calls calls and warmup_seconds of each, in few requests.
-  Progress("warm up");
-  for (Track& t : tracks) {
-    double spent = 0;
-    int calls = 0;
-    for (int count; (count = WarmupCalls(policy, calls, spent)) > 0;) {
-      CallOutcome out;
-      KOPE_ASSIGN_OR_RETURN(bool ok, run(t, count, policy.flush_caches, &out));
-      if (!ok) return false;
-      if (t.dropped) break;
-      spent += out.parent_seconds;
-      calls += count;
-      t.per_call = static_cast<double>(out.ns.empty() ? 0 : out.ns.back()) * 1e-9;
-    }
-    if (calls > 0) t.wall_per_call = spent / calls;
-  }
-
-  // Interleaved batches until both converge or the time is up.
-  Progress("time baseline and candidate, interleaved");
-  double start = Now();
-  for (int round = 0;; ++round) {
-    for (size_t k = 0; k < tracks.size(); ++k) {
-      Track& t = tracks[(round + k) % tracks.size()];  // rotate who goes first
-      if (t.dropped) continue;
-      // A batch takes about kBatchSeconds of wall time, flushes and round trip included (a 3 us
-      // kernel whose flush takes 40 us gets batches of a few hundred calls, not thousands).
-      const double per_call = std::max({t.per_call, t.wall_per_call, 1e-7});
-      int count = std::clamp(static_cast<int>(kBatchSeconds / per_call), 1, 10000);
-      CallOutcome out;
-      KOPE_ASSIGN_OR_RETURN(bool ok, run(t, count, policy.flush_caches, &out));
-      if (!ok) return false;
-      if (t.dropped) continue;
-      t.wall_per_call = out.parent_seconds / count;
-      const double reported = out.kernel_seconds();
-      // A runner cannot measure more kernel time than the parent saw pass.
-      if (reported > out.parent_seconds * 1.02 + kRoundTripSeconds &&
-          !outcome.HasFlag(kFlagWallClockMismatch)) {
-        outcome.flags.emplace_back(kFlagWallClockMismatch);
-      }
-      t.ns.insert(t.ns.end(), out.ns.begin(), out.ns.end());
-    }
-    TimingSummary b = Summarize(tracks[0].ns);
-    TimingSummary c = Summarize(tracks[1].ns);
-    bool both = Converged(b, policy) && Converged(c, policy);
-    bool out_of_time = Now() - start > policy.max_seconds;
-    bool enough = b.samples >= policy.min_samples && c.samples >= policy.min_samples;
-    if (both || (out_of_time && (enough || Now() - start > 4 * policy.max_seconds))) break;
-  }
-
-  // Cross-check: back-to-back calls without flushing, under the parent's clock.
-  // Warm caches only make calls faster, so the parent's time per call may not
-  // exceed the reported median by much; if it does, the reported times are low.
-  for (Track& t : tracks) {
-    if (t.dropped || !t.is_candidate) continue;  // only the candidate's figures are judged
-    TimingSummary s = Summarize(t.ns);
-    int count = std::clamp(static_cast<int>(kBatchSeconds / std::max(s.median_s, 1e-7)), 1, 10000);
-    CallOutcome out;
-    KOPE_ASSIGN_OR_RETURN(bool ok, run(t, count, /*flush=*/false, &out));
-    if (!ok) return false;
-    double wall_per_call = (out.parent_seconds - kRoundTripSeconds) / count;
-    if (wall_per_call > 1.5 * s.median_s + 20e-6 && !outcome.HasFlag(kFlagWallClockMismatch)) {
-      outcome.flags.emplace_back(kFlagWallClockMismatch);
-    }
-  }
-  outcome.baseline_time = Summarize(tracks[0].ns);
-  outcome.candidate_time = Summarize(tracks[1].ns);
-  if (tracks.size() > 2 && !tracks[2].dropped) outcome.compiled_time = Summarize(tracks[2].ns);
   return true;
+}
+
+// Every timed runner draws the same fresh inputs on its device, from the same seeds.
+Status EvalSession::DrawTimingInputs(const ArenaLayout&, int rotation) {
+  const SizeSet& bench = BenchSizes(task, language);
+  std::mt19937_64 rng(SecretSeed());
+  KernelProcess& base = baseline_process();
+  KOPE_ASSIGN_OR_RETURN(const std::vector<Runner::DrawSpec> specs, DrawSpecs(task, 0, bench));
+  for (int r = 0; r < rotation; ++r) {
+    const uint64_t seed = rng();
+    KOPE_ASSIGN_OR_RETURN(CallOutcome drawn, base.Draw(r, seed, Runner::DrawMode::kTimingShared,
+                                                       specs, CheckerTimeout()));
+    if (!drawn.ok()) return Status::Internal("the baseline runner failed: " + drawn.detail);
+    if (compiled) {
+      Result<CallOutcome> d =
+          compiled->Draw(r, seed, Runner::DrawMode::kTiming, specs, CheckerTimeout());
+      if (!d.ok() || !d->ok()) DropCompiled(d.ok() ? d->detail : d.status().message());
+    }
+  }
+  return Status::Ok();
+}
+
+// The parent draws the same fresh inputs for all, in every rotation set.
+Status EvalSession::WriteTimingInputs(const ArenaLayout& layout, int rotation) {
+  const SizeSet& bench = BenchSizes(task, language);
+  std::mt19937_64 rng(SecretSeed());
+  KernelProcess& base = baseline_process();
+  for (int r = 0; r < rotation; ++r) {
+    for (size_t i = 0; i < layout.inputs.size(); ++i) {
+      const auto& in = layout.inputs[i];
+      KOPE_ASSIGN_OR_RETURN(const Distribution d, TrialDistribution(task.inputs[i], 0, bench));
+      FillInput(base.input(r, i), in.dtype, in.count, d, rng);
+      ParallelMemcpy(candidate->input(r, i), base.input(r, i), in.bytes);
+      if (compiled) ParallelMemcpy(compiled->input(r, i), base.input(r, i), in.bytes);
+    }
+  }
+  return Status::Ok();
+}
+
+// torch.compile compiles on the first call: it gets the time a compiler needs.
+void EvalSession::CompileReferencePoint() {
+  Progress("torch.compile the baseline");
+  // A TIME, not a CALL: the inputs stay as drawn (a CALL uploads the parent's arena over
+  // them), and no output is copied back for nothing.
+  Result<CallOutcome> first = compiled->Time(1, /*flush=*/false, kCompileSeconds);
+  if (first.ok()) outcome.compiled_first_call_seconds = first->parent_seconds;
+  if (!first.ok() || !first->ok()) {
+    DropCompiled(first.ok() ? first->detail : first.status().message());
+  }
 }
 
 }  // namespace kope

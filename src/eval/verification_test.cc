@@ -94,8 +94,9 @@ TEST(CallsTwicePerTrial, ExceptABridgeCandidateAtTheBenchSize) {
   task.bench = SizeSet{"bench", {{"n", 4096}}};
   const EvalOptions options;
   EvalSession native(task, options, "cuda");
+  native.UseCheckSite(/*in_reference=*/false);
   EvalSession bridged(task, options, "cuda");
-  bridged.check_in_reference = true;
+  bridged.UseCheckSite(/*in_reference=*/true);
   for (const SizeSet& set : SizeSetsFor(task, "cuda")) {
     EXPECT_TRUE(native.CallsTwicePerTrial(set)) << set.label;
     EXPECT_EQ(bridged.CallsTwicePerTrial(set), set.label != "bench") << set.label;

@@ -1,19 +1,23 @@
 // Evaluator: the trusted side that decides a candidate's verdict.
 //
-// For one task and one candidate source it compiles the candidate (and the
-// task's baseline and reference, cached), starts one sandboxed runner per
-// kernel (the candidate never shares a process with kope, the reference or the
-// baseline), and then:
-//  1. verifies: `trials` trials per size set (every check set, then bench),
-//     each on fresh inputs from a secret seed, cycling the declared input
-//     distributions; outputs poisoned before every call, guard bytes after
-//     every output, inputs hashed before and after, every call made twice
-//     (two poison patterns) and both results compared with the reference;
-//  2. times the candidate and the baseline interleaved in one session on
-//     rotating input sets, caches flushed before each call, until the policy's
-//     stopping rule holds; cross-checks the runner's figures against the
-//     parent's wall clock;
-//  3. verifies again on fresh inputs, then decides the verdict and flags.
+// For one task and one candidate source, Evaluate takes these steps (src/eval/evaluation.h):
+//  1. PrepareKernels: chooses each kernel's kind (a native kernel on the CPU or a GPU, or a
+//     PyTorch module run by the Python bridge), and starts building the candidate (compiled by
+//     the backend, or described to the bridge) while the task's baseline and reference are
+//     built (cached);
+//  2. StartRunners: starts one sandboxed runner per kernel (the candidate never shares a
+//     process with kope, the reference or the baseline), or takes the task's from the pool;
+//  3. LoadTaskKernels, CompileCandidate, LoadCandidate;
+//  4. Verify: `trials` trials per size set (every check set, then bench), each on fresh inputs
+//     from a secret seed, cycling the declared input distributions; outputs poisoned before
+//     every call, guard bytes after every output, inputs hashed before and after, every call
+//     made twice (two poison patterns) and both results compared with the reference;
+//  5. Sanitize (with `sanitize`): the backend's memory and race checkers as a gate;
+//  6. Time: the candidate and the baseline interleaved in one session on rotating input sets,
+//     caches flushed before each call, until the policy's stopping rule holds; cross-checks
+//     the runner's figures against the parent's wall clock;
+//  7. VerifyAgain on fresh inputs, then Decide the verdict and flags (and Profile, with
+//     `profile`), and Finish: the task's runners are kept in the pool.
 // A task whose reference ignores its inputs is rejected with a Status.
 // Candidate failures are Outcomes; a Status error means the task is broken or
 // kope could not do its own part. One Evaluator may be used from one thread
@@ -29,6 +33,7 @@
 
 #include "kope/backend/backend.h"
 #include "kope/base/status.h"
+#include "kope/eval/env.h"
 #include "kope/eval/outcome.h"
 #include "kope/eval/runner_pool.h"
 #include "kope/eval/timing.h"
@@ -58,6 +63,9 @@ struct EvalOptions {
   // Runners kept between evaluations (the task's own, spares); null: each evaluation starts
   // and ends its own. See kope/eval/runner_pool.h.
   std::shared_ptr<RunnerPool> pool;
+  // The clock and the runner processes (kope/eval/env.h); null: Env::Default(). A pool given
+  // with it must only be used with the same Env.
+  Env* env = nullptr;
   // Called with short progress lines ("verify check[1] trial 3/5"); may be empty.
   std::function<void(std::string_view)> progress;
 };

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <random>
 
+#include "backend/cpu/testing/cpu_test_backend.h"
 #include "kope/runner/sandbox.h"
 
 namespace kope {
@@ -18,9 +19,7 @@ class CpuBackendTest : public ::testing::Test {
   void SetUp() override {
     dir_ =
         fs::temp_directory_path() / ("kope-backend-test-" + std::to_string(std::random_device{}()));
-    CpuBackendOptions options;
-    options.cache_dir = dir_;
-    auto backend = CreateCpuBackend(options);
+    auto backend = CpuTestBackend(dir_);
     ASSERT_TRUE(backend.ok()) << backend.status().ToString();
     backend_ = std::move(backend).value();
   }
@@ -108,9 +107,7 @@ TEST_F(CpuBackendTest, HardwareDescribesThisMachine) {
   EXPECT_GT(hw->peak_flops, 0);
   EXPECT_FALSE(hw->measured_at.empty());
   // A second backend on the same cache reads the cached figures.
-  CpuBackendOptions options;
-  options.cache_dir = dir_;
-  auto again = CreateCpuBackend(options);
+  auto again = CpuTestBackend(dir_);
   ASSERT_TRUE(again.ok());
   auto hw2 = (*again)->Hardware();
   ASSERT_TRUE(hw2.ok());
