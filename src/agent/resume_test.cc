@@ -13,8 +13,8 @@
 #include <thread>
 
 #include "agent_test_support.h"
-#include "kope/agent/graph_nodes.h"
 #include "kope/base/subprocess.h"
+#include "kope/record/graph_nodes.h"
 
 extern char** environ;
 
@@ -132,7 +132,7 @@ TEST(ResumeTest, AnEpisodeKilledMidwayResumesWithoutEvaluatingAnythingTwice) {
     ASSERT_TRUE(outcomes.ok());
     EXPECT_EQ(outcomes->size(), 1u)
         << "a" << view.attempt.id << " was evaluated " << outcomes->size() << " times";
-    for (const memory::OutcomeNode& o : *outcomes) EXPECT_EQ(TimingPolicyOf(o), "screen");
+    for (const memory::OutcomeNode& o : *outcomes) EXPECT_EQ(record::TimingPolicyOf(o), "screen");
   }
   EXPECT_TRUE((*store)->CheckIntegrity().ok());
 }
