@@ -6,12 +6,11 @@
 
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <memory>
-#include <sstream>
 
 #include "kernel_process.h"
 #include "kope/backend/cpu/cpu_backend.h"
+#include "kope/base/file.h"
 #include "kope/eval/evaluator.h"
 #include "runner_pool_impl.h"
 
@@ -20,17 +19,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string ReadAll(const fs::path& p) {
-  std::ifstream in(p);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 // The example's own GELU, made to refuse (rc 7) when its working folder already holds the marker
 // an earlier candidate left there, and to fail (rc 8) when it cannot leave one itself.
 std::string MarkerCandidate() {
-  std::string source = ReadAll(fs::path(KOPE_SOURCE_DIR) / "examples/gelu/baseline.cc");
+  std::string source =
+      ReadFileText(fs::path(KOPE_SOURCE_DIR) / "examples/gelu/baseline.cc").value_or("");
   const std::string entry = "extern \"C\" int kope_kernel(";
   const std::string marker = R"(
 #include <cstdio>
@@ -87,14 +80,15 @@ Backend* RunnerPoolTest::backend_ = nullptr;
 TEST_F(RunnerPoolTest, KeepsTheTaskRunnersForTheNextCandidateOfTheSameTask) {
   auto pool = std::make_shared<RunnerPool>();
   Evaluator evaluator(*backend_, Options(pool));
-  const std::string good = ReadAll(examples_ / "gelu/optimized.cc");
+  const std::string good = ReadFileText(examples_ / "gelu/optimized.cc").value_or("");
   Outcome first = MustEvaluate(evaluator, examples_ / "gelu", good, "optimized.cc");
   EXPECT_TRUE(first.valid()) << FormatOutcome(first);
   EXPECT_EQ(first.runners_reused, 0);
 
   // A candidate that crashes leaves the task's runner as it was.
-  Outcome crash = MustEvaluate(evaluator, examples_ / "gelu", ReadAll(adversarial_ / "segfault.cc"),
-                               "segfault.cc");
+  Outcome crash =
+      MustEvaluate(evaluator, examples_ / "gelu",
+                   ReadFileText(adversarial_ / "segfault.cc").value_or(""), "segfault.cc");
   EXPECT_EQ(VerdictName(crash.verdict), "crash") << FormatOutcome(crash);
   EXPECT_EQ(crash.runners_reused, 1);
 
@@ -111,16 +105,19 @@ TEST_F(RunnerPoolTest, KeepsTheTaskRunnersForTheNextCandidateOfTheSameTask) {
   EXPECT_EQ(strict.runners_reused, 0);
 
   // Another task's runners replace them; a wrong candidate is still caught with kept runners.
-  Outcome other = MustEvaluate(evaluator, examples_ / "row_sum",
-                               ReadAll(examples_ / "row_sum/optimized.cc"), "optimized.cc");
+  Outcome other =
+      MustEvaluate(evaluator, examples_ / "row_sum",
+                   ReadFileText(examples_ / "row_sum/optimized.cc").value_or(""), "optimized.cc");
   EXPECT_TRUE(other.valid()) << FormatOutcome(other);
   EXPECT_EQ(other.runners_reused, 0);
-  Outcome wrong = MustEvaluate(evaluator, examples_ / "gelu",
-                               ReadAll(adversarial_ / "unwritten_output.cc"), "unwritten.cc");
+  Outcome wrong =
+      MustEvaluate(evaluator, examples_ / "gelu",
+                   ReadFileText(adversarial_ / "unwritten_output.cc").value_or(""), "unwritten.cc");
   EXPECT_EQ(VerdictName(wrong.verdict), "incorrect") << FormatOutcome(wrong);
   EXPECT_EQ(wrong.runners_reused, 0);
-  Outcome wrong_again = MustEvaluate(evaluator, examples_ / "gelu",
-                                     ReadAll(adversarial_ / "constant_output.cc"), "constant.cc");
+  Outcome wrong_again =
+      MustEvaluate(evaluator, examples_ / "gelu",
+                   ReadFileText(adversarial_ / "constant_output.cc").value_or(""), "constant.cc");
   EXPECT_EQ(VerdictName(wrong_again.verdict), "incorrect") << FormatOutcome(wrong_again);
   EXPECT_EQ(wrong_again.runners_reused, 1);
 }
@@ -129,8 +126,9 @@ TEST_F(RunnerPoolTest, AnotherTasksKeptRunnersEndBeforeTheNewTaskRuns) {
   auto pool = std::make_shared<RunnerPool>();
   EvalOptions options = Options(pool);
   Evaluator evaluator(*backend_, options);
-  Outcome first = MustEvaluate(evaluator, examples_ / "gelu",
-                               ReadAll(examples_ / "gelu/optimized.cc"), "optimized.cc");
+  Outcome first =
+      MustEvaluate(evaluator, examples_ / "gelu",
+                   ReadFileText(examples_ / "gelu/optimized.cc").value_or(""), "optimized.cc");
   EXPECT_TRUE(first.valid()) << FormatOutcome(first);
   ASSERT_GE(pool->impl().kept(), 1u);
   // While the next task is verified, the last task's runners no longer hold their memory.
@@ -142,8 +140,9 @@ TEST_F(RunnerPoolTest, AnotherTasksKeptRunnersEndBeforeTheNewTaskRuns) {
     most_kept = std::max(most_kept, pool->impl().kept());
   };
   Evaluator next_task(*backend_, options);
-  Outcome other = MustEvaluate(next_task, examples_ / "row_sum",
-                               ReadAll(examples_ / "row_sum/optimized.cc"), "optimized.cc");
+  Outcome other =
+      MustEvaluate(next_task, examples_ / "row_sum",
+                   ReadFileText(examples_ / "row_sum/optimized.cc").value_or(""), "optimized.cc");
   EXPECT_TRUE(other.valid()) << FormatOutcome(other);
   EXPECT_GT(steps, 0);
   EXPECT_EQ(most_kept, 0u);
@@ -172,8 +171,8 @@ TEST_F(RunnerPoolTest, EveryCandidateGetsARunnerAndFolderNoKernelUsed) {
 }
 
 TEST_F(RunnerPoolTest, SparesForTheNextTaskStartEveryRunnerOfANewTaskAhead) {
-  const std::string gelu = ReadAll(examples_ / "gelu/optimized.cc");
-  const std::string row_sum = ReadAll(examples_ / "row_sum/optimized.cc");
+  const std::string gelu = ReadFileText(examples_ / "gelu/optimized.cc").value_or("");
+  const std::string row_sum = ReadFileText(examples_ / "row_sum/optimized.cc").value_or("");
   for (bool next_task : {false, true}) {
     RunnerPoolOptions options;
     options.spares = true;

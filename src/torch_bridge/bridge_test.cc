@@ -19,11 +19,11 @@
 #include <memory>
 #include <mutex>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "kope/backend/cpu/cpu_backend.h"
+#include "kope/base/file.h"
 #if KOPE_TEST_CUDA
 #include "kope/backend/cuda/cuda_backend.h"
 #endif
@@ -36,13 +36,6 @@ namespace {
 namespace fs = std::filesystem;
 
 fs::path TestData() { return fs::path(KOPE_SOURCE_DIR) / "src/torch_bridge/testdata"; }
-
-std::string ReadAll(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // One temporary folder for the whole binary, removed when the tests end.
 const fs::path& ScratchDir() {
@@ -84,7 +77,7 @@ Result<Task> ImportedTask(const std::string& problem, const std::string& ops) {
   const fs::path dir = ScratchDir() / key;
   fs::create_directories(dir);
   fs::copy(base, dir, fs::copy_options::recursive | fs::copy_options::overwrite_existing);
-  std::string toml = ReadAll(base / "task.toml");
+  std::string toml = ReadFileText(base / "task.toml").value_or("");
   const std::string line = "ops = \"allow\"";
   const size_t at = toml.find(line);
   if (at == std::string::npos) {
@@ -126,8 +119,8 @@ void ExpectCommon(const Task& task, const std::string& problem,
   EXPECT_FALSE(task.torch->forbid_torch_ops);
   ASSERT_EQ(task.baselines.count("torch"), 1u);
   EXPECT_EQ(task.baselines.at("torch").language, "torch");
-  EXPECT_EQ(ReadAll(task.baselines.at("torch").path),
-            ReadAll(TestData() / "problems" / (problem + ".py")));
+  EXPECT_EQ(ReadFileText(task.baselines.at("torch").path).value_or(""),
+            ReadFileText(TestData() / "problems" / (problem + ".py")).value_or(""));
   ASSERT_FALSE(task.checks.empty());
   bool has_one = false;
   for (const SizeSet& set : AllSizeSets(task)) {
@@ -331,8 +324,8 @@ void ExpectVerdict(const Case& c, Backend& backend) {
   std::string trail;  // the evaluation's progress, shown when the verdict is not the expected one
   options.progress = [&trail](std::string_view line) { trail.append(line).append("\n"); };
   Evaluator evaluator(backend, options);
-  Result<Outcome> outcome =
-      evaluator.Evaluate(*task, ReadAll(c.candidate), c.candidate.filename().string());
+  Result<Outcome> outcome = evaluator.Evaluate(*task, ReadFileText(c.candidate).value_or(""),
+                                               c.candidate.filename().string());
   ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
   std::printf("%s: %s: %s\n", c.name.c_str(), std::string(VerdictName(outcome->verdict)).c_str(),
               outcome->message.c_str());
@@ -440,7 +433,8 @@ TEST_F(TorchBridgeCase, CandidatesThroughOnePoolKeepTheirVerdicts) {
                                                           {"scaled_relu_new.py", "valid"}};
   int evaluation = 0;
   for (const auto& [candidate, expected] : sequence) {
-    Result<Outcome> o = evaluator.Evaluate(*task, ReadAll(dir / candidate), candidate);
+    Result<Outcome> o =
+        evaluator.Evaluate(*task, ReadFileText(dir / candidate).value_or(""), candidate);
     ASSERT_TRUE(o.ok()) << o.status().ToString();
     EXPECT_EQ(VerdictName(o->verdict), expected) << candidate << "\n" << FormatOutcome(*o);
     if (evaluation++ > 0) {
