@@ -1,24 +1,14 @@
-// Small helpers the benchmarks share: reading a file, a median, a monotonic clock.
+// Small helpers the benchmarks share: a median, a monotonic clock.
 #ifndef KOPE_BENCH_BENCH_SUPPORT_H_
 #define KOPE_BENCH_BENCH_SUPPORT_H_
 
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 namespace kope::bench {
-
-// The whole file; empty when it cannot be read.
-inline std::string ReadAll(const std::filesystem::path& p) {
-  std::ifstream in(p);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // The upper median; 0 for no values.
 inline double Median(std::vector<double> v) {

@@ -31,13 +31,13 @@
 
 #include "bench_support.h"
 #include "kope/backend/cuda/cuda_backend.h"
+#include "kope/base/file.h"
 #include "kope/eval/evaluator.h"
 
 namespace fs = std::filesystem;
 using namespace kope;
 using kope::bench::Median;
 using kope::bench::Now;
-using kope::bench::ReadAll;
 
 namespace {
 
@@ -97,8 +97,8 @@ int Turnaround(int reps) {
   const fs::path warm = scratch / "warm";
   const fs::path small = root / "bench/cuda/small";
   const Task task = MustLoad(small);
-  const std::string candidate = ReadAll(small / "candidate.cu");
-  const std::string baseline = ReadAll(small / "baseline.cu");
+  const std::string candidate = ReadFileText(small / "candidate.cu").value_or("");
+  const std::string baseline = ReadFileText(small / "baseline.cu").value_or("");
   {
     auto backend = MakeBackend(warm);
     if (auto hw = backend->Hardware(); !hw.ok()) {
@@ -166,10 +166,10 @@ int Throughput(int count, int workers) {
   const fs::path cache = fs::temp_directory_path() / ("kope-cuda-tp-" + std::to_string(getpid()));
   const fs::path small = root / "bench/cuda/small";
   const Task task = MustLoad(small);
-  const std::string candidate = ReadAll(small / "candidate.cu");
+  const std::string candidate = ReadFileText(small / "candidate.cu").value_or("");
   auto backend = MakeBackend(cache);
   if (auto hw = backend->Hardware(); !hw.ok()) return 1;
-  (void)backend->Compile(ReadAll(small / "baseline.cu"), "baseline.cu");
+  (void)backend->Compile(ReadFileText(small / "baseline.cu").value_or(""), "baseline.cu");
 
   // Workers compile ahead; the evaluating thread takes candidates in order (each one's
   // Evaluate then finds its artifact in the cache).
@@ -222,7 +222,7 @@ int Throughput(int count, int workers) {
 int Stability(const fs::path& task_dir, const fs::path& candidate_path, int runs) {
   const fs::path cache = fs::temp_directory_path() / ("kope-cuda-st-" + std::to_string(getpid()));
   const Task task = MustLoad(task_dir);
-  const std::string source = ReadAll(candidate_path);
+  const std::string source = ReadFileText(candidate_path).value_or("");
   auto backend = MakeBackend(cache);
   EvalOptions options = Options();
   std::vector<double> medians, spreads, base_medians;

@@ -15,13 +15,13 @@
 
 #include "bench_support.h"
 #include "kope/backend/cpu/cpu_backend.h"
+#include "kope/base/file.h"
 #include "kope/eval/evaluator.h"
 
 namespace fs = std::filesystem;
 using namespace kope;
 using kope::bench::Median;
 using kope::bench::Now;
-using kope::bench::ReadAll;
 
 namespace {
 
@@ -47,7 +47,8 @@ Run EvaluateOnce(const fs::path& cache, const fs::path& task_dir, const fs::path
   options.runner_exe = fs::path(KOPE_BINARY_DIR) / "kope-runner";
   Evaluator evaluator(**backend, options);
   double t0 = Now();
-  auto outcome = evaluator.Evaluate(*task, ReadAll(candidate), candidate.filename().string());
+  auto outcome = evaluator.Evaluate(*task, ReadFileText(candidate).value_or(""),
+                                    candidate.filename().string());
   Run run;
   run.wall = Now() - t0;
   if (!outcome.ok()) {

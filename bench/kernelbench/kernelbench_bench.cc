@@ -29,6 +29,7 @@
 #include "bench_support.h"
 #include "kope/backend/cpu/cpu_backend.h"
 #include "kope/backend/cuda/cuda_backend.h"
+#include "kope/base/file.h"
 #include "kope/eval/evaluator.h"
 #include "kope/task/dtype.h"
 #include "kope/task/task.h"
@@ -37,7 +38,6 @@
 namespace fs = std::filesystem;
 using namespace kope;
 using kope::bench::Median;
-using kope::bench::ReadAll;
 
 namespace {
 
@@ -157,7 +157,7 @@ int main(int argc, char** argv) {
     options.runner_exe = fs::path(KOPE_BINARY_DIR) / "kope-runner";
     options.pool = pool;
     Evaluator evaluator(**backend, options);
-    const std::string source = ReadAll(candidate);
+    const std::string source = ReadFileText(candidate).value_or("");
     Row row{problem.stem().string(),
             candidate.filename().string(),
             GigabytesPerCall(*task, (*backend)->language()),

@@ -7,9 +7,7 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
 #include <memory>
-#include <sstream>
 #include <string>
 
 #include "kope/agent/episode.h"
@@ -23,13 +21,6 @@ namespace fs = std::filesystem;
 
 inline fs::path TestTaskDir(const std::string& name) {
   return fs::path(KOPE_SOURCE_DIR) / "src/agent/testdata/tasks" / name;
-}
-
-inline std::string ReadText(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 // A scratch folder removed at the end of the test.

@@ -6,10 +6,10 @@
 #include <nlohmann/json.hpp>
 
 #include "episode_state.h"
-#include "kope/agent/graph_nodes.h"
 #include "kope/agent/node_selection.h"
 #include "kope/base/hash.h"
 #include "kope/memory/text/error_signature.h"
+#include "kope/record/graph_nodes.h"
 
 namespace kope::agent {
 namespace {
@@ -83,8 +83,8 @@ class Episode {
                                                  task_.name, language_, backend_.name()));
     }
     KOPE_ASSIGN_OR_RETURN(hardware_, backend_.Hardware());
-    KOPE_ASSIGN_OR_RETURN(task_node_, TaskNodeFor(task_, language_));
-    hardware_node_ = HardwareNodeFor(hardware_);
+    KOPE_ASSIGN_OR_RETURN(task_node_, record::TaskNodeFor(task_, language_));
+    hardware_node_ = record::HardwareNodeFor(hardware_);
     KOPE_RETURN_IF_ERROR(store_.Write([&](memory::GraphWriter& w) -> Status {
       KOPE_ASSIGN_OR_RETURN(task_node_.id, w.PutTask(task_node_));
       KOPE_ASSIGN_OR_RETURN(hardware_node_.id, w.PutHardware(hardware_node_));
@@ -319,7 +319,7 @@ class Episode {
     report_.session_evaluations++;
     if (!outcome.ok()) return outcome.status();
 
-    memory::OutcomeNode recorded = OutcomeNodeFor(*outcome);
+    memory::OutcomeNode recorded = record::OutcomeNodeFor(*outcome);
     recorded.attempt_id = id;
     recorded.error_signature = memory::NormalizeError(recorded.error_message);
     std::optional<memory::AttemptView> parent;

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
-#include "kope/agent/graph_nodes.h"
 #include "kope/eval/outcome.h"
+#include "kope/record/graph_nodes.h"
 
 namespace kope::agent::internal {
 namespace {
@@ -79,7 +79,7 @@ RunConfig ParseRunConfig(const std::string& json_text) {
 bool NodeState::valid() const { return latest() != nullptr && ValidOutcome(*latest()); }
 
 bool NodeState::confirmed() const {
-  return latest() != nullptr && TimingPolicyOf(*latest()) == "confirm";
+  return latest() != nullptr && record::TimingPolicyOf(*latest()) == "confirm";
 }
 
 double NodeState::speedup() const { return valid() ? *latest()->speedup : 0; }
@@ -87,10 +87,11 @@ double NodeState::speedup() const { return valid() ? *latest()->speedup : 0; }
 bool NodeState::AwaitsConfirmation() const {
   if (!valid()) return false;
   const memory::OutcomeNode& o = *latest();
-  if (TimingPolicyOf(o) != "confirm") return !o.flagged;
+  if (record::TimingPolicyOf(o) != "confirm") return !o.flagged;
   if (!o.flagged) return false;
   int confirmations = 0;
-  for (const memory::OutcomeNode& x : outcomes) confirmations += TimingPolicyOf(x) == "confirm";
+  for (const memory::OutcomeNode& x : outcomes)
+    confirmations += record::TimingPolicyOf(x) == "confirm";
   const std::vector<std::string> flags = FlagsOf(o);
   return confirmations < 2 && Has(flags, kFlagWallClockMismatch) &&
          !Has(flags, kFlagFasterThanRoofline) && !Has(flags, kFlagTimedFasterThanVerified);

@@ -7,12 +7,12 @@
 #include <set>
 
 #include "agent_test_support.h"
-#include "kope/agent/graph_nodes.h"
 #include "kope/agent/llm_proposer.h"
 #include "kope/agent/offline_proposer.h"
 #include "kope/agent/reflection.h"
 #include "kope/agent/tunables.h"
 #include "kope/llm/scripted.h"
+#include "kope/record/graph_nodes.h"
 
 namespace kope::agent {
 namespace {
@@ -230,11 +230,11 @@ TEST(EpisodeTest, ANewBestIsReTimedWithTheConfirmingPolicy) {
   auto outcomes = store->Outcomes(report->attempts[0].id);
   ASSERT_TRUE(outcomes.ok());
   ASSERT_TRUE(outcomes->size() == 2u || outcomes->size() == 3u) << outcomes->size();
-  EXPECT_EQ(TimingPolicyOf((*outcomes)[0]), "screen");
-  EXPECT_EQ(TimingPolicyOf((*outcomes)[1]), "confirm");
+  EXPECT_EQ(record::TimingPolicyOf((*outcomes)[0]), "screen");
+  EXPECT_EQ(record::TimingPolicyOf((*outcomes)[1]), "confirm");
   if (outcomes->size() == 3u) {
     EXPECT_NE((*outcomes)[1].evidence_json.find(kFlagWallClockMismatch), std::string::npos);
-    EXPECT_EQ(TimingPolicyOf((*outcomes)[2]), "confirm");
+    EXPECT_EQ(record::TimingPolicyOf((*outcomes)[2]), "confirm");
   }
   EXPECT_TRUE(report->attempts[0].confirmed);
   EXPECT_GT(report->session_evaluations, static_cast<int>(report->attempts.size()));

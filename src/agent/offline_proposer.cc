@@ -8,10 +8,10 @@
 #include <set>
 #include <sstream>
 
-#include "kope/agent/graph_nodes.h"
 #include "kope/agent/reflection.h"
 #include "kope/base/file.h"
 #include "kope/base/hash.h"
+#include "kope/record/graph_nodes.h"
 
 namespace kope::agent {
 namespace {
@@ -135,7 +135,7 @@ class OfflineProposer : public Proposer {
     if (query.hardware_id == 0) return std::optional<Candidate>();
     KOPE_ASSIGN_OR_RETURN(std::vector<memory::AttemptView> best,
                           request.store->BestAttempts(query));
-    const std::string signature = KernelSignature(*request.task);
+    const std::string signature = record::KernelSignature(*request.task);
     std::set<std::string> seen;
     std::map<NodeId, memory::TaskNode> tasks;
     for (const memory::AttemptView& view : best) {
@@ -147,7 +147,7 @@ class OfflineProposer : public Proposer {
         KOPE_ASSIGN_OR_RETURN(memory::TaskNode node, request.store->GetTask(view.attempt.task_id));
         it = tasks.emplace(view.attempt.task_id, std::move(node)).first;
       }
-      const std::string other = SignatureOfNode(it->second);
+      const std::string other = record::SignatureOfNode(it->second);
       if (!other.empty() && other != signature) {
         seen.erase(view.attempt.source_hash);
         continue;

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -13,8 +14,9 @@
 #include <thread>
 
 #include "agent_test_support.h"
-#include "kope/agent/graph_nodes.h"
+#include "kope/base/file.h"
 #include "kope/base/subprocess.h"
+#include "kope/record/graph_nodes.h"
 
 extern char** environ;
 
@@ -86,11 +88,11 @@ TEST(ResumeTest, AnEpisodeKilledMidwayResumesWithoutEvaluatingAnythingTwice) {
       break;
     }
     ASSERT_LT(std::chrono::steady_clock::now(), deadline)
-        << testing::ReadText(scratch.path() / "first.log");
+        << ReadFileText(scratch.path() / "first.log").value_or("");
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   ASSERT_FALSE(exited) << "the episode ended before it could be killed: "
-                       << testing::ReadText(scratch.path() / "first.log");
+                       << ReadFileText(scratch.path() / "first.log").value_or("");
   std::mt19937 random(static_cast<unsigned>(std::random_device{}()));
   std::this_thread::sleep_for(std::chrono::milliseconds(random() % 1500));
   ASSERT_EQ(kill(*pid, SIGKILL), 0);
@@ -132,7 +134,7 @@ TEST(ResumeTest, AnEpisodeKilledMidwayResumesWithoutEvaluatingAnythingTwice) {
     ASSERT_TRUE(outcomes.ok());
     EXPECT_EQ(outcomes->size(), 1u)
         << "a" << view.attempt.id << " was evaluated " << outcomes->size() << " times";
-    for (const memory::OutcomeNode& o : *outcomes) EXPECT_EQ(TimingPolicyOf(o), "screen");
+    for (const memory::OutcomeNode& o : *outcomes) EXPECT_EQ(record::TimingPolicyOf(o), "screen");
   }
   EXPECT_TRUE((*store)->CheckIntegrity().ok());
 }
@@ -174,7 +176,7 @@ TEST(ResumeTest, OptimizeWithAScriptedLlmFromTheConfiguration) {
   EXPECT_EQ(report["attempts"][0]["verdict"], "valid");
   EXPECT_EQ(report["attempts"][0]["tokens"], 1350);
   EXPECT_EQ(report["prompt_tokens"], 1200);
-  EXPECT_EQ(testing::ReadText(scratch.path() / "best.cc"), kernel);
+  EXPECT_EQ(ReadFileText(scratch.path() / "best.cc").value_or(""), kernel);
 }
 
 TEST(ResumeTest, BadUsageIsExitCodeTwo) {

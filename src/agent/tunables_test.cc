@@ -3,11 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "kope/agent/offline_proposer.h"
 #include "kope/agent/reflection.h"
+#include "kope/base/file.h"
 
 namespace kope::agent {
 namespace {
@@ -126,10 +125,7 @@ TEST(TunablesTest, EveryBundledExampleHasAWellFormedSeed) {
     std::vector<fs::path> seeds = FindSeedKernels(*task, "cpp");
     ASSERT_FALSE(seeds.empty()) << entry.path() << " has no annotated seed kernel";
     for (const fs::path& seed : seeds) {
-      std::ifstream in(seed);
-      std::ostringstream text;
-      text << in.rdbuf();
-      TunableScan scan = FindTunables(text.str());
+      TunableScan scan = FindTunables(ReadFileText(seed).value_or(""));
       EXPECT_TRUE(scan.problems.empty()) << seed << ": " << scan.problems.front();
       EXPECT_GE(scan.tunables.size(), 2u) << seed;
     }

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "agent_test_support.h"
+#include "kope/base/file.h"
 
 namespace kope::bench_suite {
 namespace {
@@ -122,7 +123,7 @@ TEST(SuiteTest, RunsEveryTaskInParallelAndResumesFromTheGraph) {
     EXPECT_TRUE(fs::exists(scratch.path() / "out" / file)) << file;
   }
   nlohmann::json j =
-      nlohmann::json::parse(agent::testing::ReadText(scratch.path() / "out/report.json"));
+      nlohmann::json::parse(ReadFileText(scratch.path() / "out/report.json").value_or(""));
   EXPECT_EQ(j["tasks"].size(), 2u);
   EXPECT_EQ(j["metrics"]["valid"], 2);
 }

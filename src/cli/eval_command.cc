@@ -1,16 +1,15 @@
 // `kope eval TASK CANDIDATE`: the evaluator's verdict on one candidate.
 #include <unistd.h>
 
-#include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include "commands.h"
-#include "kope/agent/graph_nodes.h"
 #include "kope/backend/cpu/cpu_backend.h"
+#include "kope/base/file.h"
 #include "kope/eval/evaluator.h"
 #include "kope/memory/record.h"
 #include "kope/memory/store_location.h"
+#include "kope/record/graph_nodes.h"
 #include "kope/torch_bridge/bridge.h"
 #ifdef KOPE_HAVE_CUDA
 #include "kope/backend/cuda/cuda_backend.h"
@@ -59,17 +58,14 @@ Result<std::unique_ptr<Backend>> MakeBackend(const EvalArgs& args, const Task& t
 Status RecordOutcome(memory::GraphStore& store, const std::string& location, const EvalArgs& args,
                      const Task& task, std::string_view language, const std::string& source,
                      const Outcome& outcome) {
-  memory::EvaluationRecord record;
-  KOPE_ASSIGN_OR_RETURN(record.task, agent::TaskNodeFor(task, language));
-  record.hardware = agent::HardwareNodeFor(outcome.hardware);
-  record.run.label = "eval";
-  record.run.compiler = outcome.hardware.compiler;
-  record.attempt.decision =
+  memory::AttemptNode attempt;
+  attempt.decision =
       args.decision.empty() ? "evaluated by hand: " + outcome.candidate_name : args.decision;
-  record.attempt.proposer = "human";
-  record.source = source;
-  record.outcome = agent::OutcomeNodeFor(outcome);
-  KOPE_ASSIGN_OR_RETURN(memory::RecordedIds ids, memory::RecordEvaluation(store, record));
+  attempt.proposer = "human";
+  KOPE_ASSIGN_OR_RETURN(
+      memory::EvaluationRecord evaluation,
+      record::EvaluationRecordFor(task, language, outcome, source, std::move(attempt), "eval"));
+  KOPE_ASSIGN_OR_RETURN(memory::RecordedIds ids, memory::RecordEvaluation(store, evaluation));
   std::cerr << "recorded as attempt:" << ids.attempt << " (outcome:" << ids.outcome << ") in "
             << location << "\n";
   return Status::Ok();
@@ -81,13 +77,11 @@ int RunEval(const EvalArgs& args) {
     std::cerr << "kope eval: " << task.status().message() << "\n";
     return 2;
   }
-  std::ifstream in(args.candidate, std::ios::binary);
-  if (!in) {
+  Result<std::string> source = ReadFileText(args.candidate);
+  if (!source.ok()) {
     std::cerr << "kope eval: cannot read the candidate " << args.candidate << "\n";
     return 2;
   }
-  std::ostringstream source;
-  source << in.rdbuf();
 
   // The store is opened before any work, so that a bad location fails at once.
   std::string location;
@@ -131,7 +125,7 @@ int RunEval(const EvalArgs& args) {
   }
   Evaluator evaluator(**backend, options);
   std::string name = std::filesystem::path(args.candidate).filename().string();
-  Result<Outcome> outcome = evaluator.Evaluate(*task, source.str(), name);
+  Result<Outcome> outcome = evaluator.Evaluate(*task, *source, name);
   if (tty && !args.quiet) std::cerr << "\r\033[K" << std::flush;
   if (!outcome.ok()) {
     std::cerr << "kope eval: " << outcome.status().message() << "\n";
@@ -143,8 +137,8 @@ int RunEval(const EvalArgs& args) {
     std::cout << FormatOutcome(*outcome);
   }
   if (store) {
-    Status recorded = RecordOutcome(*store, location, args, *task, (*backend)->language(),
-                                    source.str(), *outcome);
+    Status recorded =
+        RecordOutcome(*store, location, args, *task, (*backend)->language(), *source, *outcome);
     if (!recorded.ok()) {
       std::cerr << "kope eval: recording the outcome failed: " << recorded.message() << "\n";
       return 1;

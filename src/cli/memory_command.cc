@@ -16,6 +16,7 @@
 #include "commands.h"
 #include "kope/memory/exchange.h"
 #include "kope/memory/graph_store.h"
+#include "kope/memory/outcome_json.h"
 #include "kope/memory/store_location.h"
 
 namespace kope::cli {
@@ -74,28 +75,12 @@ std::string FirstLine(const std::string& text, size_t width = 70) {
   return line.size() > width ? line.substr(0, width - 3) + "..." : line;
 }
 
-json OptionalNumber(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
-
 json ParsedOrText(const std::string& text) {
   json j = json::parse(text, nullptr, false);
   return j.is_discarded() ? json(text) : j;
 }
 
-json OutcomeJson(const memory::OutcomeNode& o) {
-  return {{"id", o.id},
-          {"key", o.key},
-          {"attempt", o.attempt_id},
-          {"stage", o.stage},
-          {"verdict", o.verdict},
-          {"flagged", o.flagged},
-          {"speedup", OptionalNumber(o.speedup)},
-          {"time_ms", OptionalNumber(o.time_ms)},
-          {"roofline", OptionalNumber(o.roofline)},
-          {"error_message", o.error_message},
-          {"error_signature", o.error_signature},
-          {"evidence", ParsedOrText(o.evidence_json)},
-          {"created_at", o.created_at}};
-}
+json OutcomeJson(const memory::OutcomeNode& o) { return json::parse(memory::OutcomeJson(o)); }
 
 json AttemptJson(const AttemptView& v) {
   const memory::AttemptNode& a = v.attempt;

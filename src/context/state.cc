@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "kope/base/file.h"
+#include "kope/record/graph_nodes.h"
 #include "retrieval.h"
 #include "text.h"
 
@@ -13,22 +14,6 @@ namespace {
 
 using memory::NodeId;
 using memory::NodeKind;
-
-// Elements of the task's largest tensor at its bench sizes for `language`; 0 when unknown.
-double TaskSize(const Task& task, std::string_view language) {
-  const SizeSet& sizes = BenchSizes(task, language);
-  double largest = 0;
-  for (const auto* list : {&task.inputs, &task.outputs}) {
-    for (const TensorSpec& spec : *list) {
-      Result<std::vector<int64_t>> shape = ResolveShape(spec, sizes);
-      if (!shape.ok()) continue;
-      double elements = 1;
-      for (int64_t d : *shape) elements *= static_cast<double>(d);
-      largest = std::max(largest, elements);
-    }
-  }
-  return largest;
-}
 
 // The task's baseline in `language`, else its first baseline; "" when it has none.
 Result<std::string> BaselineSource(const Task& task, const std::string& language) {
@@ -128,7 +113,7 @@ Result<State> ResolveState(memory::GraphStore& store, const ContextRequest& requ
     state.task_name = task.name;
     state.family = task.family;
     state.description = task.description;
-    state.size = TaskSize(task, state.language);
+    state.size = record::TaskSize(task, state.language);
   } else {
     state.task_name = task_node->name;
     state.family = task_node->op_family;

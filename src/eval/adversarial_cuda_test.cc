@@ -7,10 +7,9 @@
 #include <toml++/toml.h>
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "kope/backend/cuda/cuda_backend.h"
+#include "kope/base/file.h"
 #include "kope/eval/evaluator.h"
 
 namespace kope {
@@ -59,13 +58,6 @@ std::vector<Case> LoadCases() {
   return cases;
 }
 
-std::string ReadAll(const fs::path& p) {
-  std::ifstream in(p);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 TEST(AdversarialCudaCases, EveryCaseNamesAnExistingFileAndTask) {
   for (const Case& c : LoadCases()) {
     EXPECT_TRUE(fs::exists(c.file)) << c.file;
@@ -106,7 +98,8 @@ TEST_P(AdversarialCuda, GetsItsVerdict) {
   options.timing.min_seconds = 0.02;
   options.timing.max_seconds = 0.3;
   Evaluator evaluator(*backend_, options);
-  auto outcome = evaluator.Evaluate(*task, ReadAll(c.file), c.file.filename().string());
+  auto outcome =
+      evaluator.Evaluate(*task, ReadFileText(c.file).value_or(""), c.file.filename().string());
   ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
   EXPECT_EQ(VerdictName(outcome->verdict), c.expected) << FormatOutcome(*outcome);
   if (!c.flag.empty()) {

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "kope/backend/kernel_resources_json.h"
+
 namespace kope {
 namespace {
 
@@ -128,20 +130,7 @@ std::string OutcomeToJson(const Outcome& o, int indent) {
       {"measured_at", hw.measured_at}};
   if (!hw.driver.empty()) j["hardware"]["driver"] = hw.driver;
   if (hw.memory_bytes > 0) j["hardware"]["memory_bytes"] = hw.memory_bytes;
-  if (!o.resources.empty()) {
-    json resources = json::array();
-    for (const KernelResources& r : o.resources) {
-      resources.push_back({{"function", r.function},
-                           {"arch", r.arch},
-                           {"registers", r.registers},
-                           {"shared_bytes", r.shared_bytes},
-                           {"constant_bytes", r.constant_bytes},
-                           {"stack_bytes", r.stack_bytes},
-                           {"spill_store_bytes", r.spill_store_bytes},
-                           {"spill_load_bytes", r.spill_load_bytes}});
-    }
-    j["resources"] = resources;
-  }
+  if (!o.resources.empty()) j["resources"] = json::parse(KernelResourcesToJson(o.resources));
   if (o.sanitizer) {
     j["sanitizer"] = {{"tools", o.sanitizer->tools},
                       {"clean", o.sanitizer->clean},

@@ -6,8 +6,8 @@
 
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
+#include "kope/base/file.h"
 #include "kope/llm/open_provider.h"
 #include "kope/llm/scripted.h"
 #include "kope/llm/usage.h"
@@ -28,13 +28,6 @@ LlmRequest Ask(std::string text) {
   r.system = "sys";
   r.messages = {{Role::kUser, std::move(text)}};
   return r;
-}
-
-std::string ReadAll(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 class CacheTest : public ::testing::Test {
@@ -180,7 +173,7 @@ TEST_F(CacheTest, NeitherEntriesNorErrorsContainTheKey) {
   for (const auto& e : fs::recursive_directory_iterator(dir_)) {
     if (!e.is_regular_file()) continue;
     ++entries;
-    EXPECT_EQ(ReadAll(e.path()).find(kKey), std::string::npos) << e.path();
+    EXPECT_EQ(ReadFileText(e.path()).value_or("").find(kKey), std::string::npos) << e.path();
   }
   EXPECT_EQ(entries, 1u);
 }

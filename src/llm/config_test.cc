@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
+
+#include "kope/base/file.h"
 
 namespace kope::llm {
 namespace {
@@ -178,11 +178,9 @@ TEST(LlmConfigTest, LoadReportsAMissingFile) {
 
 // The example in docs/LLM_PROVIDERS.md is a valid configuration.
 TEST(LlmConfigTest, DocumentedExampleParses) {
-  std::ifstream in(fs::path(KOPE_SOURCE_DIR) / "docs/LLM_PROVIDERS.md");
-  ASSERT_TRUE(in.good());
-  std::stringstream s;
-  s << in.rdbuf();
-  std::string doc = s.str();
+  Result<std::string> read = ReadFileText(fs::path(KOPE_SOURCE_DIR) / "docs/LLM_PROVIDERS.md");
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  const std::string& doc = *read;
   size_t start = doc.find("```toml\n");
   ASSERT_NE(start, std::string::npos);
   start += 8;

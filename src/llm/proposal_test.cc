@@ -6,9 +6,9 @@
 #include <toml++/toml.h>
 
 #include <filesystem>
-#include <fstream>
 #include <random>
-#include <sstream>
+
+#include "kope/base/file.h"
 
 namespace kope::llm {
 namespace {
@@ -16,13 +16,6 @@ namespace {
 namespace fs = std::filesystem;
 
 const fs::path kReplies = fs::path(KOPE_SOURCE_DIR) / "src/llm/testdata/replies";
-
-std::string ReadFile(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 std::vector<std::string> Strings(const toml::table& t, std::string_view key) {
   std::vector<std::string> out;
@@ -74,7 +67,7 @@ TEST(ProposalTest, RecordedRepliesParseAsExpected) {
     expect_path.replace_extension(".expect.toml");
     ASSERT_TRUE(fs::exists(expect_path)) << "no expectation for this reply";
     toml::table expect = toml::parse_file(expect_path.string());
-    ParsedReply parsed = ParseProposal(ReadFile(reply_path));
+    ParsedReply parsed = ParseProposal(ReadFileText(reply_path).value_or(""));
     std::string outcome = expect["outcome"].value_or(std::string());
     if (outcome == "proposal") {
       const Proposal* p = std::get_if<Proposal>(&parsed);
@@ -102,7 +95,7 @@ TEST(ProposalTest, RecordedRepliesParseAsExpected) {
 TEST(ProposalTest, TruncatedRepliesNeverYieldPartialKernels) {
   for (const fs::path& reply_path : ReplyFiles()) {
     SCOPED_TRACE(reply_path.filename().string());
-    const std::string text = ReadFile(reply_path);
+    const std::string text = ReadFileText(reply_path).value_or("");
     ParsedReply full = ParseProposal(text);
     const Proposal* p = std::get_if<Proposal>(&full);
     if (p == nullptr) continue;

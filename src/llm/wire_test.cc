@@ -5,8 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
+
+#include "kope/base/file.h"
 
 namespace kope::llm {
 namespace {
@@ -15,10 +15,8 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 std::string Recorded(std::string_view name) {
-  std::ifstream in(fs::path(KOPE_SOURCE_DIR) / "src/llm/testdata/wire" / std::string(name));
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
+  return ReadFileText(fs::path(KOPE_SOURCE_DIR) / "src/llm/testdata/wire" / std::string(name))
+      .value_or("");
 }
 
 LlmRequest Request() {

@@ -9,6 +9,7 @@
 #include <unordered_set>
 
 #include "exchange_record.h"
+#include "outcome_fields.h"
 
 namespace kope::memory {
 namespace {
@@ -18,10 +19,6 @@ using nlohmann::json;
 json ObjectOrEmpty(const std::string& text) {
   json j = json::parse(text, nullptr, false);
   return j.is_object() ? j : json::object();
-}
-
-json OptionalNumber(const std::optional<double>& value) {
-  return value.has_value() ? json(*value) : json(nullptr);
 }
 
 // Writes records as JSON lines, turning store ids into content keys as it goes.
@@ -88,18 +85,9 @@ class JsonlSink final : public GraphSink {
   }
   Status OnOutcome(const OutcomeNode& o) override {
     keys_[Index(NodeKind::kOutcome)][o.id] = o.key;
-    return Emit("outcome", {{"key", o.key},
-                            {"attempt", KeyOf(NodeKind::kAttempt, o.attempt_id)},
-                            {"stage", o.stage},
-                            {"verdict", o.verdict},
-                            {"flagged", o.flagged},
-                            {"speedup", OptionalNumber(o.speedup)},
-                            {"time_ms", OptionalNumber(o.time_ms)},
-                            {"roofline", OptionalNumber(o.roofline)},
-                            {"error_message", o.error_message},
-                            {"error_signature", o.error_signature},
-                            {"evidence", ObjectOrEmpty(o.evidence_json)},
-                            {"created_at", o.created_at}});
+    json j = OutcomeFields(o);
+    j["attempt"] = KeyOf(NodeKind::kAttempt, o.attempt_id);
+    return Emit("outcome", std::move(j));
   }
   Status OnInsight(const InsightNode& i) override {
     keys_[Index(NodeKind::kInsight)][i.id] = i.key;

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "kope/base/file.h"
 #include "kope/memory/sqlite/sqlite_store.h"
 #include "kope/memory/store_location.h"
 #include "test_graph.h"
@@ -15,7 +16,6 @@
 namespace kope::memory {
 namespace {
 
-using testing::ReadBytes;
 using testing::TempDir;
 using testing::ValueOrDie;
 using testing::WriteBytes;
@@ -23,14 +23,14 @@ using testing::WriteBytes;
 // Opens `file` and expects a refusal whose message contains `words`, with `file` unchanged and
 // no companion files created.
 void ExpectRefused(const std::filesystem::path& file, StatusCode code, const std::string& words) {
-  std::string before = ReadBytes(file);
+  std::string before = ReadFileText(file).value_or("");
   auto store = OpenSqliteStore(file);
   ASSERT_FALSE(store.ok()) << file;
   EXPECT_EQ(store.status().code(), code) << store.status().ToString();
   EXPECT_NE(store.status().message().find(words), std::string::npos) << store.status().ToString();
   EXPECT_NE(store.status().message().find(file.string()), std::string::npos)
       << "the message names the file: " << store.status().ToString();
-  EXPECT_EQ(ReadBytes(file), before) << "the file was changed";
+  EXPECT_EQ(ReadFileText(file).value_or(""), before) << "the file was changed";
   EXPECT_FALSE(std::filesystem::exists(file.string() + "-wal"));
 }
 
@@ -65,7 +65,7 @@ TEST(OpenTest, DamagedStoreIsRefusedUntouched) {
     KOPE_ASSERT_OK(store->Write(
         [](GraphWriter& w) { return w.PutTask(testing::MakeTask("t", "f", 1)).status(); }));
   }  // closing the last connection checkpoints the log into the file
-  std::string bytes = ReadBytes(file);
+  std::string bytes = ReadFileText(file).value_or("");
   ASSERT_GT(bytes.size(), 8192u);
   // Page 2 onwards overwritten: the schema page is intact, the tables are not.
   for (size_t i = 4096; i < bytes.size(); ++i) bytes[i] = static_cast<char>(0x5a ^ (i * 31));
@@ -76,7 +76,7 @@ TEST(OpenTest, DamagedStoreIsRefusedUntouched) {
   WriteBytes(file, bytes.substr(0, 2000));
   auto store = OpenSqliteStore(file);
   ASSERT_FALSE(store.ok());
-  EXPECT_EQ(ReadBytes(file), bytes.substr(0, 2000));
+  EXPECT_EQ(ReadFileText(file).value_or(""), bytes.substr(0, 2000));
 }
 
 TEST(OpenTest, StoreOfANewerSchemaIsRefusedUntouched) {
@@ -146,7 +146,7 @@ TEST(OpenTest, ReadOnlyLocationIsRefusedBeforeAnyWork) {
   std::filesystem::permissions(rw_dir, std::filesystem::perms(0777));
   testing::OpenOrDie(rw_dir / "experience.db").reset();
   std::filesystem::permissions(rw_dir / "experience.db", std::filesystem::perms(0444));
-  std::string before = ReadBytes(rw_dir / "experience.db");
+  std::string before = ReadFileText(rw_dir / "experience.db").value_or("");
 
   int code = InUnprivilegedChild([&] {
     auto in_ro_dir = OpenSqliteStore(ro_dir / "experience.db");
@@ -159,7 +159,7 @@ TEST(OpenTest, ReadOnlyLocationIsRefusedBeforeAnyWork) {
     return 0;
   });
   EXPECT_EQ(code, 0) << "see the numbered checks in the child";
-  EXPECT_EQ(ReadBytes(rw_dir / "experience.db"), before);
+  EXPECT_EQ(ReadFileText(rw_dir / "experience.db").value_or(""), before);
 }
 
 TEST(OpenTest, LocationPrecedence) {

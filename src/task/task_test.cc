@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <string>
 
+#include "kope/base/file.h"
 #include "scratch_folder.h"
 
 namespace kope {
@@ -301,9 +302,9 @@ TEST(LoadTaskTest, PathInMessagesIsAsGiven) {
 
 TEST(LoadTaskTest, SourceLinkLeadingOutsideIsAnError) {
   ScratchFolder scratch;
-  std::string toml = ReadText(kTestdata / "minimal/task.toml");
+  std::string toml = ReadFileText(kTestdata / "minimal/task.toml").value_or("");
   scratch.Write("task/task.toml", toml);
-  scratch.Write("outside.cc", ReadText(kTestdata / "minimal/baseline.cc"));
+  scratch.Write("outside.cc", ReadFileText(kTestdata / "minimal/baseline.cc").value_or(""));
   fs::create_symlink(scratch.path() / "outside.cc", scratch.path() / "task/baseline.cc");
   Result<Task> task = LoadTask(scratch.path() / "task");
   ASSERT_FALSE(task.ok());
@@ -315,8 +316,8 @@ TEST(LoadTaskTest, SourceLinkLeadingOutsideIsAnError) {
 
 TEST(LoadTaskTest, SourceLinkInsideIsFine) {
   ScratchFolder scratch;
-  scratch.Write("task/task.toml", ReadText(kTestdata / "minimal/task.toml"));
-  scratch.Write("task/src/negate.cc", ReadText(kTestdata / "minimal/baseline.cc"));
+  scratch.Write("task/task.toml", ReadFileText(kTestdata / "minimal/task.toml").value_or(""));
+  scratch.Write("task/src/negate.cc", ReadFileText(kTestdata / "minimal/baseline.cc").value_or(""));
   fs::create_symlink("src/negate.cc", scratch.path() / "task/baseline.cc");
   Result<Task> task = LoadTask(scratch.path() / "task");
   ASSERT_TRUE(task.ok()) << task.status().ToString();
@@ -325,9 +326,9 @@ TEST(LoadTaskTest, SourceLinkInsideIsFine) {
 
 TEST(LoadTaskTest, ReferenceInAnotherLanguageStandsAlone) {
   ScratchFolder scratch;
-  scratch.Write("task/task.toml", ReadText(kTestdata / "minimal/task.toml") +
+  scratch.Write("task/task.toml", ReadFileText(kTestdata / "minimal/task.toml").value_or("") +
                                       "\n[reference]\ncuda = \"reference.cu\"\n");
-  scratch.Write("task/baseline.cc", ReadText(kTestdata / "minimal/baseline.cc"));
+  scratch.Write("task/baseline.cc", ReadFileText(kTestdata / "minimal/baseline.cc").value_or(""));
   scratch.Write("task/reference.cu", "// a CUDA reference\n");
   Result<Task> task = LoadTask(scratch.path() / "task");
   ASSERT_TRUE(task.ok()) << task.status().ToString();

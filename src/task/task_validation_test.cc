@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "kope/base/file.h"
 #include "kope/task/task.h"
 #include "scratch_folder.h"
 
@@ -33,7 +34,7 @@ std::vector<InvalidCase> ReadInvalidCases() {
     if (entry.path().extension() != ".toml") continue;
     InvalidCase c;
     c.name = entry.path().stem().string();
-    c.toml = ReadText(entry.path());
+    c.toml = ReadFileText(entry.path()).value_or("");
     const std::string prefix = "# expect: ";
     if (c.toml.rfind(prefix, 0) == 0) {
       c.expected = c.toml.substr(prefix.size(), c.toml.find('\n') - prefix.size());
@@ -54,7 +55,7 @@ TEST(TaskValidationTest, MinimalTaskIsValid) {
 TEST(TaskValidationTest, EveryInvalidCaseFailsWithItsMessage) {
   const std::vector<InvalidCase> cases = ReadInvalidCases();
   ASSERT_GE(cases.size(), 100u) << "testdata/invalid lost its cases";
-  const std::string baseline = ReadText(kTestdata / "minimal/baseline.cc");
+  const std::string baseline = ReadFileText(kTestdata / "minimal/baseline.cc").value_or("");
   for (const InvalidCase& c : cases) {
     SCOPED_TRACE(c.name);
     ASSERT_FALSE(c.expected.empty()) << "first line must be '# expect: <message part>'";

@@ -30,10 +30,10 @@
 // evaluated first and its pending confirmation made, then the loop goes on.
 //
 // Outcomes flagged `faster_than_roofline`, or `wall_clock_mismatch` when timed with the
-// confirming policy, are recorded as flagged and never become the best (graph_nodes.h); a
-// confirmation flagged only for the wall clock is repeated once. Flagged nodes may still be
-// expanded. Other flags (speedup_above_10x, unstable_timing, within_noise) are kept in the
-// evidence and shown in the report.
+// confirming policy, are recorded as flagged and never become the best
+// (kope/record/graph_nodes.h); a confirmation flagged only for the wall clock is repeated once.
+// Flagged nodes may still be expanded. Other flags (speedup_above_10x, unstable_timing,
+// within_noise) are kept in the evidence and shown in the report.
 //
 // Thread safety: RunEpisode uses its store, backend and proposer from the calling thread only
 // (plus the evaluator's own threads); several episodes may run at once on one store and one

@@ -88,6 +88,15 @@ class [[nodiscard]] Result {
     assert(ok());
     return std::move(*value_);
   }
+  // The value, or `fallback` when this holds an error.
+  template <typename U>
+  T value_or(U&& fallback) const& {
+    return value_.value_or(std::forward<U>(fallback));
+  }
+  template <typename U>
+  T value_or(U&& fallback) && {
+    return std::move(value_).value_or(std::forward<U>(fallback));
+  }
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
   T& operator*() & { return value(); }

@@ -12,6 +12,7 @@
 
 #include "../compile_support.h"
 #include "cuda_internal.h"
+#include "kope/backend/kernel_resources_json.h"
 #include "kope/base/file.h"
 #include "kope/base/hash.h"
 #include "kope/base/subprocess.h"
@@ -21,40 +22,6 @@ namespace kope {
 namespace {
 
 namespace fs = std::filesystem;
-
-nlohmann::json ResourcesToJson(const std::vector<KernelResources>& resources) {
-  nlohmann::json j = nlohmann::json::array();
-  for (const KernelResources& r : resources) {
-    j.push_back({{"function", r.function},
-                 {"arch", r.arch},
-                 {"registers", r.registers},
-                 {"shared_bytes", r.shared_bytes},
-                 {"constant_bytes", r.constant_bytes},
-                 {"stack_bytes", r.stack_bytes},
-                 {"spill_store_bytes", r.spill_store_bytes},
-                 {"spill_load_bytes", r.spill_load_bytes}});
-  }
-  return j;
-}
-
-std::vector<KernelResources> ResourcesFromJson(const nlohmann::json& j) {
-  std::vector<KernelResources> out;
-  if (!j.is_array()) return out;
-  for (const auto& e : j) {
-    if (!e.is_object()) continue;
-    KernelResources r;
-    r.function = e.value("function", "");
-    r.arch = e.value("arch", "");
-    r.registers = e.value("registers", 0);
-    r.shared_bytes = e.value("shared_bytes", int64_t{0});
-    r.constant_bytes = e.value("constant_bytes", int64_t{0});
-    r.stack_bytes = e.value("stack_bytes", int64_t{0});
-    r.spill_store_bytes = e.value("spill_store_bytes", int64_t{0});
-    r.spill_load_bytes = e.value("spill_load_bytes", int64_t{0});
-    out.push_back(std::move(r));
-  }
-  return out;
-}
 
 // The folder holding nvcc's toolkit (bin/..), for the compiler's sandbox when it is not under /usr.
 fs::path ToolkitRoot(const std::string& nvcc) {
@@ -102,11 +69,10 @@ class CudaBackend final : public Backend {
     if (fs::exists(artifact, ec)) {
       out.artifact = artifact;
       out.cache_hit = true;
-      std::ifstream in(report);
-      if (in) {
-        nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-        if (!j.is_discarded())
-          out.resources = ResourcesFromJson(j.value("resources", nlohmann::json()));
+      if (Result<std::string> text = ReadFileText(report); text.ok()) {
+        nlohmann::json j = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+        if (j.is_object() && j.contains("resources"))
+          out.resources = KernelResourcesFromJson(j["resources"].dump());
       }
       return out;
     }
@@ -171,7 +137,9 @@ class CudaBackend final : public Backend {
     } else {
       {
         std::ofstream r(work / "report.json");
-        r << nlohmann::json{{"resources", ResourcesToJson(out.resources)}}.dump(1) << "\n";
+        const nlohmann::json resources =
+            nlohmann::json::parse(KernelResourcesToJson(out.resources));
+        r << nlohmann::json{{"resources", resources}}.dump(1) << "\n";
       }
       // The report first: an artifact in the cache always has its report beside it.
       fs::rename(work / "report.json", report, ec);

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "kope/backend/cpu/cpu_backend.h"
+#include "kope/base/file.h"
 
 namespace kope {
 
@@ -44,10 +45,7 @@ inline std::filesystem::path TestRunnerExecutable() {
 
 // A file's bytes ("" when it cannot be read).
 inline std::string ReadTestFile(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  return ReadFileText(path).value_or("");
 }
 
 }  // namespace kope

@@ -1,19 +1,31 @@
-#include "kope/agent/graph_nodes.h"
+#include "kope/record/graph_nodes.h"
 
 #include <algorithm>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "kope/base/file.h"
 #include "kope/base/hash.h"
 #include "kope/task/dtype.h"
 
-namespace kope::agent {
+namespace kope::record {
 namespace {
 
 using json = nlohmann::json;
 
-double LargestTensor(const Task& task, std::string_view language) {
+std::string FirstLines(const std::string& text, int lines) {
+  size_t pos = 0;
+  for (int i = 0; i < lines; ++i) {
+    pos = text.find('\n', pos);
+    if (pos == std::string::npos) return text;
+    ++pos;
+  }
+  return text.substr(0, pos - 1);
+}
+
+}  // namespace
+
+double TaskSize(const Task& task, std::string_view language) {
   const SizeSet& sizes = BenchSizes(task, language);
   double largest = 0;
   for (const auto* list : {&task.inputs, &task.outputs}) {
@@ -27,18 +39,6 @@ double LargestTensor(const Task& task, std::string_view language) {
   }
   return largest;
 }
-
-std::string FirstLines(const std::string& text, int lines) {
-  size_t pos = 0;
-  for (int i = 0; i < lines; ++i) {
-    pos = text.find('\n', pos);
-    if (pos == std::string::npos) return text;
-    ++pos;
-  }
-  return text.substr(0, pos - 1);
-}
-
-}  // namespace
 
 std::string KernelSignature(const Task& task) {
   std::string out;
@@ -62,16 +62,14 @@ std::string SignatureOfNode(const memory::TaskNode& node) {
 }
 
 Result<memory::TaskNode> TaskNodeFor(const Task& task, std::string_view language) {
-  std::ifstream in(task.dir / "task.toml", std::ios::binary);
-  if (!in) return Status::IoError("cannot read " + (task.dir / "task.toml").string());
-  std::ostringstream text;
-  text << in.rdbuf();
+  Result<std::string> spec = ReadFileText(task.dir / "task.toml");
+  if (!spec.ok()) return Status::IoError(spec.status().message());
   memory::TaskNode node;
   node.name = task.name;
   node.op_family = task.family;
   node.description = task.description;
-  node.size = LargestTensor(task, language);
-  node.spec_hash = ContentHash(text.str());
+  node.size = TaskSize(task, language);
+  node.spec_hash = ContentHash(*spec);
   json bench = json::object();
   for (const auto& [name, value] : BenchSizes(task, language).sizes) bench[name] = value;
   node.attrs_json =
@@ -138,6 +136,21 @@ memory::OutcomeNode OutcomeNodeFor(const Outcome& o) {
   return node;
 }
 
+Result<memory::EvaluationRecord> EvaluationRecordFor(const Task& task, std::string_view language,
+                                                     const Outcome& outcome, std::string source,
+                                                     memory::AttemptNode attempt,
+                                                     std::string run_label) {
+  memory::EvaluationRecord record;
+  KOPE_ASSIGN_OR_RETURN(record.task, TaskNodeFor(task, language));
+  record.hardware = HardwareNodeFor(outcome.hardware);
+  record.run.label = std::move(run_label);
+  record.run.compiler = outcome.hardware.compiler;
+  record.attempt = std::move(attempt);
+  record.source = std::move(source);
+  record.outcome = OutcomeNodeFor(outcome);
+  return record;
+}
+
 std::string TimingPolicyOf(const memory::OutcomeNode& outcome) {
   json e = json::parse(outcome.evidence_json, nullptr, false);
   if (!e.is_object()) return "";
@@ -145,4 +158,4 @@ std::string TimingPolicyOf(const memory::OutcomeNode& outcome) {
   return it != e.end() && it->is_string() ? it->get<std::string>() : "";
 }
 
-}  // namespace kope::agent
+}  // namespace kope::record
