@@ -18,8 +18,10 @@ import time
 import traceback
 import types
 
+from . import clock
 from . import protocol as p
 from . import shared_device
+from . import toolchain
 
 # Arenas kept mapped at once (the smallest goes first).
 MAX_MAPPED_ARENAS = 3
@@ -43,6 +45,8 @@ def parse_args(argv):
     # longer than PyTorch's own (4 to 6 s besides 3.5 to 4.5 s on the H200's host), and a spare
     # not yet ready when the next candidate comes makes that candidate wait.
     ap.add_argument("--preload-compiler", action="store_true")
+    # NAME=VALUE for this process's environment: the extension toolchain (toolchain.py).
+    ap.add_argument("--env", action="append", default=[])
     return ap.parse_args(argv)
 
 
@@ -122,6 +126,7 @@ class Server:
         self.checker = Checker(self)
         if self.device != "cpu":
             warm_up(torch, self.device, self.args.preload_compiler)
+        clock.bind(torch, self.device)  # before any problem or candidate code is imported
         profile = RequestProfile.from_environment()
         while True:
             try:
@@ -246,7 +251,7 @@ class Server:
                 self.mirror = None
                 self.arena_bytes = 0
             self.shared.tensor = None
-            self.torch.cuda.synchronize()
+            clock.synchronize()
             self.shared.allocation.close()
             self.shared = None
 
@@ -282,7 +287,7 @@ class Server:
             clear = getattr(cudart, "cudaGetLastError", None)
             if clear is not None:
                 clear()  # the failure is not a later kernel's error
-            self.torch.cuda.synchronize()  # pageable copies still work
+            clock.synchronize()  # pageable copies still work
 
     def release_arena(self, arena):
         if arena.pinned:
@@ -341,7 +346,7 @@ class Server:
                 offset, nbytes = s.byte_range(self.arena_bytes)
                 self.mirror[offset:offset + nbytes].copy_(self.host[offset:offset + nbytes],
                                                           non_blocking=True)
-            self.torch.cuda.synchronize()
+            clock.synchronize()
             self.copy_ns += time.perf_counter_ns() - start
 
     def snapshot_inputs(self, spec):
@@ -360,7 +365,7 @@ class Server:
         """Copies the call's outputs to the arena, and any input the call modified (the parent
         compares the inputs with what it wrote: kope-runner copies them back too)."""
         if self.mirror is not None:
-            self.torch.cuda.synchronize()
+            clock.synchronize()
             if self.device_shared:
                 return
             start = time.perf_counter_ns()
@@ -432,7 +437,8 @@ class Server:
         except Exception as e:  # any failure of the problem's or the candidate's code
             return p.reply_payload(p.KERNEL_ERROR, rc=1, flushed_bytes=tally.flushed,
                                    ns=tally.ns, message=describe_error(e), copy_ns=self.copy_ns)
-        return p.reply_payload(ns=tally.ns, flushed_bytes=tally.flushed, copy_ns=self.copy_ns)
+        return p.reply_payload(ns=tally.ns, flushed_bytes=tally.flushed, copy_ns=self.copy_ns,
+                               message="" if verified else tally.side_stream_note())
 
 
 class RequestProfile:
@@ -469,8 +475,11 @@ class RequestProfile:
 def describe_error(e):
     """The error and where it happened: the candidate's or problem's line where one is on the
     stack, else the innermost frame outside the bridge."""
+    build = toolchain.describe_build_error(e)
+    if build is not None:
+        return build
     tb = traceback.extract_tb(e.__traceback__)
-    ours = [f for f in tb if f.filename in ("candidate.py", "problem.py")]
+    ours = [f for f in tb if os.path.basename(f.filename) in ("candidate.py", "problem.py")]
     others = [f for f in tb if "kope_bridge" not in f.filename]
     frame = (ours or others or [None])[-1]
     where = f" ({os.path.basename(frame.filename)}:{frame.lineno})" if frame else ""
@@ -495,13 +504,14 @@ def device_memory_note(e):
 
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
-    # torch.compile's caches and the user name it asks for live in the sandbox's own tmpfs.
+    # torch.compile's caches, extension builds, the problem's and candidate's source files and
+    # the user name torch.compile asks for live in the sandbox's own tmpfs.
     work = os.getcwd()
+    toolchain.apply_environment(args.env)
     os.environ.setdefault("USER", "kope")
-    os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", os.path.join(work, "inductor"))
-    os.environ.setdefault("TRITON_CACHE_DIR", os.path.join(work, "triton"))
+    toolchain.scratch_folders(work, "cuda" if args.device else "cpu")
     os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
-    os.environ.setdefault("TORCH_EXTENSIONS_DIR", os.path.join(work, "extensions"))
+    os.environ.setdefault("KOPE_BRIDGE_MODULES", os.path.join(work, "modules"))  # problem.py
     # Under cap_device_memory's cap, PyTorch's segments of fixed size leave gigabytes reserved
     # but unusable between a large problem's tensors (KernelBench's 96_HuberLoss: 12 GB
     # allocated, 4 GB reserved and free, a 2 MB allocation failed); segments that grow do not.
