@@ -37,14 +37,20 @@ def scratch_folders(work, device):
 
 def first_compiler_error(text):
     """The first line of a build's output that is a compiler's (or ninja's) error, its file's
-    folders left out; None where there is none."""
-    for line in text.splitlines():
-        line = line.strip()
+    folders left out; else the first line the failed command printed (ninja's `FAILED:` line,
+    the command, then its output: `/bin/sh: 1: c++: not found`); None where there is none."""
+    lines = [line.strip() for line in text.splitlines()]
+    for line in lines:
         if _ERROR_LINE.search(line) and not line.startswith("FAILED:"):
             head, sep, rest = line.partition(": ")
             if sep and "/" in head and " " not in head:
                 line = f"{os.path.basename(head)}: {rest}"
             return line
+    failed = next((k for k, line in enumerate(lines) if line.startswith("FAILED:")), None)
+    if failed is not None:
+        printed = [line for line in lines[failed + 2:] if line and not line.startswith("ninja:")]
+        if printed:
+            return printed[0]
     return None
 
 

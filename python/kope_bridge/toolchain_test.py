@@ -30,6 +30,11 @@ class FirstErrorTest(unittest.TestCase):
         self.assertEqual(toolchain.first_compiler_error(NVCC),
                          'cuda.cu(14): error: identifier "blockIdx_x" is undefined')
         self.assertIsNone(toolchain.first_compiler_error("[1/1] c++ -c main.cpp\n"))
+        # No compiler to run: what the shell said.
+        self.assertEqual(toolchain.first_compiler_error(
+            "[1/2] c++ -c main.cpp\nFAILED: main.o\nc++ -c main.cpp -o main.o\n"
+            "/bin/sh: 1: c++: not found\nninja: build stopped: subcommand failed.\n"),
+            "/bin/sh: 1: c++: not found")
 
     def test_a_failed_build_leads_with_it(self):
         e = RuntimeError("Error building extension 'ext': " + GCC)

@@ -27,13 +27,15 @@ struct ClockPair {
 
 // The share of the candidate's reported kernel time it may leave unexplained beyond the
 // baseline's overhead, and the allowance for noise: per batch and per call.
-inline constexpr double kHiddenTimeRatio = 0.1;
+inline constexpr double kHiddenTimeRatio = 0.15;
 inline constexpr double kHiddenTimeSlackSeconds = 250e-6;
 inline constexpr double kHiddenTimeSlackPerCallSeconds = 0.5e-6;
 
-// Why the candidate's reported times cannot be believed (the median pair's candidate overhead
-// beyond the baseline's exceeds kHiddenTimeRatio of its reported kernel time plus the slack),
-// with the figures; nullopt where they agree with the parent's clock or no pair was timed.
+// Why the candidate's reported times cannot be believed (in all pairs but one at most, the
+// candidate's overhead beyond the baseline's exceeds kHiddenTimeRatio of its reported kernel
+// time plus the slack: a timer that reports less does so in every batch, a busy machine
+// delays some), with the figures; nullopt where they agree with the parent's clock or fewer
+// than two pairs were timed.
 std::optional<std::string> HiddenTimeFinding(const std::vector<ClockPair>& pairs);
 
 // Calls that left work on streams the harness's stream never waits on, from the runner's

@@ -22,7 +22,7 @@ constexpr double kRoundTripSeconds = 0.002;
 constexpr double kCompileSeconds = 900;
 // Pairs of unflushed batches (candidate, baseline) that bound the candidate's claim, and the
 // longest a baseline's batch of them may take.
-constexpr int kClockPairs = 3;
+constexpr int kClockPairs = 4;
 constexpr double kMaxBaselineBatchSeconds = 0.1;
 
 double Now() {

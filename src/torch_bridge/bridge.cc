@@ -124,6 +124,8 @@ Toolchain FindToolchain(const TorchBridge& bridge) {
       t.folders.push_back(prefix);
     }
   }
+  // Debian's cc and c++ are links through /etc/alternatives, which the sandbox hides.
+  if (fs::is_directory("/etc/alternatives", ec)) t.folders.push_back("/etc/alternatives");
   std::string joined;
   for (const std::string& dir : path) joined += dir + ":";
   t.env.push_back("PATH=" + joined + "/usr/local/bin:/usr/bin:/bin");
