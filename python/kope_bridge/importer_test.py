@@ -226,5 +226,42 @@ class FanInTest(unittest.TestCase):
         self.assertIn('fan_in = "in_features"', law_of(toml, "gemm_bias"))
 
 
+# The same problem in half precision: KernelBench's fp16 tolerance.
+HALF_RELU = """
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+
+batch_size = 16
+dim = 64
+
+def get_inputs():
+    return [torch.randn(batch_size, dim, dtype=torch.float16)]
+
+def get_init_inputs():
+    return []
+"""
+
+
+def tolerance_of(toml):
+    block = toml[toml.index("[tolerance]"):]
+    return block[:block.index("\n\n")]
+
+
+class ToleranceTest(unittest.TestCase):
+    def test_imported_tolerances_are_kernelbenchs(self):
+        # get_tolerance_for_precision of KernelBench 0.2.0.dev0: fp32 1e-4, fp16 and bf16 1e-2.
+        self.assertEqual(importer.TOLERANCE["f32"], 1e-4)
+        self.assertEqual(importer.TOLERANCE["f16"], 1e-2)
+        self.assertEqual(importer.TOLERANCE["bf16"], 1e-2)
+        self.assertEqual(tolerance_of(imported(DEPTHWISE, "84_depthwise.py")),
+                         "[tolerance]\nrtol = 0.0001\natol = 0.0001")
+        self.assertEqual(tolerance_of(imported(HALF_RELU, "19_relu_half.py")),
+                         "[tolerance]\nrtol = 0.01\natol = 0.01")
+
+
 if __name__ == "__main__":
     unittest.main()

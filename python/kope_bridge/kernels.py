@@ -9,11 +9,12 @@ are copied into the arena's output slots after the timed region.
 """
 import contextlib
 import ctypes
+import json
 import os
-import time
 
 import torch
 
+from . import clock
 from . import problem
 from .protocol import DTYPES
 
@@ -116,7 +117,6 @@ class TorchKernel:
             lib.kope_flush_from_caches.restype = ctypes.c_int
             self.flusher = lib.kope_flush_from_caches
         self.l2_buffer = None
-        self.events = None  # the start and end events of timed calls on a GPU, made once
         cache = spec.get("compile_cache")
         if cache and self.mode in ("eager", "compile"):
             # Persistent across evaluations: a problem compiled once is loaded from here, and
@@ -270,9 +270,11 @@ class TorchKernel:
         before the next call runs (a problem's output can be gigabytes). Each call's ns and
         the bytes flushed go to `tally` as they come (a call that fails leaves the ones before).
 
-        On a GPU: CUDA events around each call, a device-wide synchronize before the start event
-        (the host's launch is inside the timed region) and before the end event (work on any
-        stream ends inside it). The next call's flush is launched as soon as the end event is
+        The clocks are kope's own (clock.py), taken before any candidate code ran. On a GPU:
+        CUDA events around each call, a device-wide synchronize before the start event (the
+        host's launch is inside the timed region) and before the end event (work on any stream
+        ends inside it); calls that left work on streams the harness's stream never waits on
+        are counted in the tally. The next call's flush is launched as soon as the end event is
         recorded, so the GPU flushes while the host reads the time: a 50 us kernel's calls
         spent as long on the host between calls as in the flush."""
         n = len(prepared)
@@ -283,31 +285,29 @@ class TorchKernel:
                 if flush_ranges is not None:
                     tally.flushed += self.flush(flush_ranges[k], host_address)
                 with _bound(prepared[k]):
-                    start = time.perf_counter_ns()
+                    start = clock.now_ns()
                     results = self.call(prepared[k])
-                    tally.ns.append(time.perf_counter_ns() - start)
+                    tally.ns.append(clock.now_ns() - start)
                 if i + n >= count:
                     last(k, results)
             return
-        if self.events is None:
-            self.events = (torch.cuda.Event(enable_timing=True),
-                           torch.cuda.Event(enable_timing=True))
-        start, end = self.events
+        timer = clock.device_clock(torch, self.device)
         if flush_ranges is not None and count > 0:
             tally.flushed += self.flush(flush_ranges[0], host_address)
         for i in range(count):
             k = i % n
             results = None
             with _bound(prepared[k]):
-                _synchronize()
-                start.record()
+                timer.begin()
                 results = self.call(prepared[k])
-                _synchronize()
-                end.record()
+                timer.finish()
             if flush_ranges is not None and i + 1 < count:
                 tally.flushed += self.flush(flush_ranges[(i + 1) % n], host_address)
-            end.synchronize()
-            tally.ns.append(int(start.elapsed_time(end) * 1e6))
+            ns, hidden = timer.elapsed()
+            tally.ns.append(ns)
+            if hidden:
+                tally.side_stream_calls += 1
+                tally.side_stream_ns += hidden
             if i + n >= count:
                 last(k, results)
 
@@ -317,6 +317,16 @@ class Tally:
 
     def __init__(self):
         self.ns, self.flushed = [], 0
+        # Calls whose work went on after the harness's stream was done (on a GPU), and that
+        # work's ns: charged to the calls, and said in the reply (side_stream_note).
+        self.side_stream_calls, self.side_stream_ns = 0, 0
+
+    def side_stream_note(self):
+        """The TIME reply's message where calls left work on other streams, else ""."""
+        if not self.side_stream_calls:
+            return ""
+        return json.dumps({"side_stream_calls": self.side_stream_calls, "calls": len(self.ns),
+                           "side_stream_ns": self.side_stream_ns})
 
 
 def _bound(prepared):
@@ -324,11 +334,6 @@ def _bound(prepared):
     if isinstance(prepared, tuple) and isinstance(prepared[0], BoundForward):
         return prepared[0].bound(prepared[1])
     return contextlib.nullcontext()
-
-
-# Waits for all work on the current GPU: torch.cuda.synchronize without its device guard, which
-# costs a few microseconds on every call of a timed loop.
-_synchronize = getattr(torch._C, "_cuda_synchronize", None) or torch.cuda.synchronize
 
 
 def torch_dtype(kope_dtype):

@@ -1,9 +1,12 @@
 """Tests of TorchKernel's choice of a model for a call's size set. Run by ctest:
 python3 -m unittest kope_bridge.kernels_test."""
+import os
 import unittest
 import unittest.mock
 
-import torch
+os.environ["TRITON_INTERPRET"] = "1"  # a Triton candidate on the CPU: before it is defined
+
+import torch  # noqa: E402
 
 from . import kernels
 from .kernels import TorchKernel
@@ -200,18 +203,18 @@ class ParameterTest(unittest.TestCase):
             events.append("bind")
             return bound(params)
 
-        clock = kernels.time.perf_counter_ns
+        now = kernels.clock._now_ns
 
         def tick():
             events.append("clock")
-            return clock()
+            return now()
 
         seen = []
         forward = fn.model.forward
         fn.model.forward = lambda x: seen.append(fn.model.lin.weight.data_ptr()) or forward(x)
         tally = kernels.Tally()
         with unittest.mock.patch.object(fn, "bound", counted), \
-                unittest.mock.patch.object(kernels.time, "perf_counter_ns", tick):
+                unittest.mock.patch.object(kernels.clock, "_now_ns", tick):
             kernel.timed_calls(sets, 4, None, 0, lambda k, results: None, tally)
         self.assertEqual(events, ["bind", "clock", "clock"] * 4)
         self.assertEqual(seen, [sets[k % 2][1][0].data_ptr() for k in range(4)])
@@ -229,6 +232,63 @@ class ParameterTest(unittest.TestCase):
     def test_torch_compile_takes_them_as_arguments(self):
         fn, _ = linear_kernel("compile")._model_for([[4], [2, 4], [2]])
         self.assertNotIsInstance(fn, kernels.BoundForward)
+
+
+CANDIDATES = os.path.join(os.path.dirname(__file__), "..", "..", "src", "torch_bridge",
+                          "testdata", "candidates")
+SCALED_RELU = """
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def __init__(self, scale):
+        super().__init__()
+        self.scale = scale
+
+    def forward(self, x):
+        return torch.relu(x) * self.scale
+
+n = 3000
+scale = 1.5
+
+def get_inputs():
+    return [torch.randn(n)]
+
+def get_init_inputs():
+    return [scale]
+"""
+
+
+def candidate_kernel(name):
+    with open(os.path.join(CANDIDATES, name)) as f:
+        candidate = f.read()
+    return TorchKernel({"mode": "modelnew", "problem": SCALED_RELU, "candidate": candidate,
+                        "n_forward_inputs": 1, "parameters": [],
+                        "size_sets": [{"label": "bench", "globals": {"n": 3000},
+                                       "shapes": [[3000]]}]}, "cpu")
+
+
+class TritonCandidateTest(unittest.TestCase):
+    """A @triton.jit kernel reads its own source: the candidate runs from a real file (Triton's
+    interpreter here, on the CPU)."""
+
+    def test_an_honest_triton_candidate_computes_the_problem(self):
+        x = torch.randn(3000)
+        out = candidate_kernel("scaled_relu_triton.py").run([x])[0]
+        self.assertTrue(torch.allclose(out, torch.relu(x) * 1.5))
+
+    def test_a_wrong_triton_candidate_is_wrong(self):
+        x = -torch.rand(3000) - 0.5
+        out = candidate_kernel("scaled_relu_triton_no_relu.py").run([x])[0]
+        self.assertFalse(torch.allclose(out, torch.relu(x) * 1.5))
+
+    def test_the_candidate_sees_the_problems_names_from_a_file_of_its_own(self):
+        kernel = candidate_kernel("scaled_relu_triton.py")
+        _, model = kernel._model_for(None)
+        module = __import__("sys").modules[type(model).__module__]
+        self.assertTrue(os.path.isfile(module.__file__))
+        self.assertEqual(os.path.basename(module.__file__), "candidate.py")
+        self.assertIn("Model", module.__dict__)
 
 if __name__ == "__main__":
     unittest.main()

@@ -2,10 +2,18 @@
 `get_init_inputs()`, with its sizes as module-level integers (e.g. `batch_size = 4096`).
 
 A problem is loaded from its source text with chosen values for those integers (its "globals"), so
-one file yields the model at the bench size and at small check sizes alike.
+one file yields the model at the bench size and at small check sizes alike. The problem's and a
+candidate's code run from real files (`source_file`), so that what reads a function's source
+(Triton's @triton.jit, inspect.getsource) finds it.
 """
 import ast
+import atexit
+import hashlib
+import importlib.util
+import os
+import shutil
 import sys
+import tempfile
 import types
 
 import torch
@@ -23,11 +31,34 @@ def int_globals(source):
                 if isinstance(n, ast.Name) and n.id not in names:
                     names.append(n.id)
     module = types.ModuleType("problem")
-    exec(compile(source, "problem.py", "exec"), module.__dict__)
+    exec(compile(source, source_file(source, "problem.py"), "exec"), module.__dict__)
     return {n: module.__dict__[n] for n in names if type(module.__dict__.get(n)) is int}
 
 
 _loaded = 0
+# Where source_file writes: $KOPE_BRIDGE_MODULES (a bridge process's scratch folder), else a
+# temporary folder of this process.
+_folder = os.environ.get("KOPE_BRIDGE_MODULES")
+
+
+def source_file(source, name):
+    """A file holding `source`, named `name` (its base name) in a folder named by the content
+    hash of both, written once: code compiled from it has a real file name, whose lines
+    inspect.getsource and Triton's @triton.jit read."""
+    global _folder
+    if _folder is None:
+        _folder = tempfile.mkdtemp(prefix="kope-modules-")
+        atexit.register(shutil.rmtree, _folder, True)
+    base = os.path.basename(name) or "module.py"
+    digest = hashlib.sha256(f"{base}\0{source}".encode()).hexdigest()[:16]
+    path = os.path.join(_folder, digest, base)
+    if not os.path.isfile(path):
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        partial = f"{path}.{os.getpid()}.partial"
+        with open(partial, "w") as f:
+            f.write(source)
+        os.replace(partial, path)
+    return path
 
 
 def _with_values(source, name, overrides):
@@ -84,19 +115,36 @@ def load_module(source, name, overrides=None, extra=None):
     global _loaded
     _loaded += 1
     module = types.ModuleType(f"kope_problem_{_loaded}")
-    module.__file__ = name
+    path = source_file(source, name)
+    module.__file__ = path
     # torch.compile looks modules up by name: a registered module keeps it happy.
     sys.modules[module.__name__] = module
     overrides = overrides or {}
-    code = _with_values(source, name, overrides) if overrides else compile(source, name, "exec")
+    code = _with_values(source, path, overrides) if overrides else compile(source, path, "exec")
     exec(code, module.__dict__)
     for key, value in overrides.items():
         module.__dict__[key] = value
-    if extra is not None:
-        exec(compile(extra, "candidate.py", "exec"), module.__dict__)
     for required in ("Model", "get_inputs", "get_init_inputs"):
         if required not in module.__dict__:
             raise ValueError(f"{name}: defines no {required}")
+    if extra is not None:
+        return _candidate_module(extra, module)
+    return module
+
+
+def _candidate_module(source, problem_module):
+    """A candidate imported from its file (importlib) as a module of its own that starts with
+    the problem's names (KernelBench's ModelNew may use Model and the problem's sizes):
+    inspect.getsource finds its functions, by their file and their module's."""
+    path = source_file(source, "candidate.py")
+    name = f"{problem_module.__name__}_candidate"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    for key, value in problem_module.__dict__.items():
+        if not (key.startswith("__") and key.endswith("__")):
+            module.__dict__[key] = value
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
     return module
 
 

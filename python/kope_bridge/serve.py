@@ -15,11 +15,13 @@ import os
 import resource
 import sys
 import time
-import traceback
 import types
 
+from . import clock
 from . import protocol as p
+from .diagnostics import RequestProfile, describe_error, device_memory_note  # noqa: F401
 from . import shared_device
+from . import toolchain
 
 # Arenas kept mapped at once (the smallest goes first).
 MAX_MAPPED_ARENAS = 3
@@ -43,6 +45,8 @@ def parse_args(argv):
     # longer than PyTorch's own (4 to 6 s besides 3.5 to 4.5 s on the H200's host), and a spare
     # not yet ready when the next candidate comes makes that candidate wait.
     ap.add_argument("--preload-compiler", action="store_true")
+    # NAME=VALUE for this process's environment: the extension toolchain (toolchain.py).
+    ap.add_argument("--env", action="append", default=[])
     return ap.parse_args(argv)
 
 
@@ -122,6 +126,7 @@ class Server:
         self.checker = Checker(self)
         if self.device != "cpu":
             warm_up(torch, self.device, self.args.preload_compiler)
+        clock.bind(torch, self.device)  # before any problem or candidate code is imported
         profile = RequestProfile.from_environment()
         while True:
             try:
@@ -246,7 +251,7 @@ class Server:
                 self.mirror = None
                 self.arena_bytes = 0
             self.shared.tensor = None
-            self.torch.cuda.synchronize()
+            clock.synchronize()
             self.shared.allocation.close()
             self.shared = None
 
@@ -282,7 +287,7 @@ class Server:
             clear = getattr(cudart, "cudaGetLastError", None)
             if clear is not None:
                 clear()  # the failure is not a later kernel's error
-            self.torch.cuda.synchronize()  # pageable copies still work
+            clock.synchronize()  # pageable copies still work
 
     def release_arena(self, arena):
         if arena.pinned:
@@ -341,7 +346,7 @@ class Server:
                 offset, nbytes = s.byte_range(self.arena_bytes)
                 self.mirror[offset:offset + nbytes].copy_(self.host[offset:offset + nbytes],
                                                           non_blocking=True)
-            self.torch.cuda.synchronize()
+            clock.synchronize()
             self.copy_ns += time.perf_counter_ns() - start
 
     def snapshot_inputs(self, spec):
@@ -360,7 +365,7 @@ class Server:
         """Copies the call's outputs to the arena, and any input the call modified (the parent
         compares the inputs with what it wrote: kope-runner copies them back too)."""
         if self.mirror is not None:
-            self.torch.cuda.synchronize()
+            clock.synchronize()
             if self.device_shared:
                 return
             start = time.perf_counter_ns()
@@ -432,76 +437,20 @@ class Server:
         except Exception as e:  # any failure of the problem's or the candidate's code
             return p.reply_payload(p.KERNEL_ERROR, rc=1, flushed_bytes=tally.flushed,
                                    ns=tally.ns, message=describe_error(e), copy_ns=self.copy_ns)
-        return p.reply_payload(ns=tally.ns, flushed_bytes=tally.flushed, copy_ns=self.copy_ns)
-
-
-class RequestProfile:
-    """KOPE_BRIDGE_PROFILE=DIR: this process profiles its request handlers (cProfile) and
-    writes the counts so far to DIR/bridge-PID-N.pstats after every EVERY-th request, N the
-    number of requests (a runner is killed, not asked to finish). Two snapshots' difference is
-    what the requests between them cost. For finding where a bridge process's time goes, with
-    a runner that can write DIR (a sandbox without bubblewrap); unset, nothing is profiled."""
-    EVERY = 100
-
-    def __init__(self, folder):
-        import cProfile
-        self.folder, self.profile, self.requests = folder, cProfile.Profile(), 0
-
-    @classmethod
-    def from_environment(cls):
-        folder = os.environ.get("KOPE_BRIDGE_PROFILE")
-        return cls(folder) if folder else None
-
-    def enable(self):
-        self.profile.enable()
-
-    def disable(self):
-        self.profile.disable()
-        self.requests += 1
-        if self.requests % self.EVERY == 0:
-            try:
-                self.profile.dump_stats(os.path.join(
-                    self.folder, f"bridge-{os.getpid()}-{self.requests}.pstats"))
-            except OSError:
-                pass
-
-
-def describe_error(e):
-    """The error and where it happened: the candidate's or problem's line where one is on the
-    stack, else the innermost frame outside the bridge."""
-    tb = traceback.extract_tb(e.__traceback__)
-    ours = [f for f in tb if f.filename in ("candidate.py", "problem.py")]
-    others = [f for f in tb if "kope_bridge" not in f.filename]
-    frame = (ours or others or [None])[-1]
-    where = f" ({os.path.basename(frame.filename)}:{frame.lineno})" if frame else ""
-    return f"{type(e).__name__}: {e}{where}{device_memory_note(e)}"
-
-
-def device_memory_note(e):
-    """For a GPU out-of-memory error, what the whole device had free: whether this process hit
-    its cap or the GPU was full (other processes)."""
-    torch = sys.modules.get("torch")
-    if torch is None or not isinstance(e, getattr(torch, "OutOfMemoryError", ())):
-        return ""
-    try:
-        free, total = torch.cuda.mem_get_info()
-        mine = torch.cuda.memory_reserved()
-    except Exception:  # noqa: BLE001 (no device to ask)
-        return ""
-    gib = 1 << 30
-    return (f" [device: {free / gib:.1f} GiB free of {total / gib:.1f}; this process holds "
-            f"{mine / gib:.1f} GiB]")
+        return p.reply_payload(ns=tally.ns, flushed_bytes=tally.flushed, copy_ns=self.copy_ns,
+                               message="" if verified else tally.side_stream_note())
 
 
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
-    # torch.compile's caches and the user name it asks for live in the sandbox's own tmpfs.
+    # torch.compile's caches, extension builds, the problem's and candidate's source files and
+    # the user name torch.compile asks for live in the sandbox's own tmpfs.
     work = os.getcwd()
+    toolchain.apply_environment(args.env)
     os.environ.setdefault("USER", "kope")
-    os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", os.path.join(work, "inductor"))
-    os.environ.setdefault("TRITON_CACHE_DIR", os.path.join(work, "triton"))
+    toolchain.scratch_folders(work, "cuda" if args.device else "cpu")
     os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
-    os.environ.setdefault("TORCH_EXTENSIONS_DIR", os.path.join(work, "extensions"))
+    os.environ.setdefault("KOPE_BRIDGE_MODULES", os.path.join(work, "modules"))  # problem.py
     # Under cap_device_memory's cap, PyTorch's segments of fixed size leave gigabytes reserved
     # but unusable between a large problem's tensors (KernelBench's 96_HuberLoss: 12 GB
     # allocated, 4 GB reserved and free, a 2 MB allocation failed); segments that grow do not.

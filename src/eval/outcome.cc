@@ -149,6 +149,7 @@ std::string OutcomeToJson(const Outcome& o, int indent) {
   j["eval_seconds"] = o.eval_seconds;
   j["kernel_seconds"] = o.kernel_seconds;
   j["timing_policy"] = o.timing_policy;
+  if (!o.timing_note.empty()) j["timing_note"] = o.timing_note;
   return j.dump(indent);
 }
 
@@ -231,6 +232,7 @@ std::string FormatOutcome(const Outcome& o) {
     for (const std::string& f : o.flags) flags += (flags.empty() ? "" : ", ") + f;
     s += "  flags: " + flags + "\n";
   }
+  if (!o.timing_note.empty()) s += "  timing: " + o.timing_note + "\n";
   s += fmt::format("  {} trials over {} size sets; compile {} ({}); evaluation {}; sandbox: {}\n",
                    o.trials, o.size_sets.size(),
                    o.compile_cache_hit ? "cached" : Seconds(o.compile_seconds), o.hardware.compiler,

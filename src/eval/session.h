@@ -21,6 +21,7 @@
 #include "kope/eval/env.h"
 #include "kope/eval/evaluator.h"
 #include "kope/eval/inputs.h"
+#include "timing_claim.h"
 
 namespace kope {
 
@@ -140,6 +141,10 @@ struct EvalSession {
   static constexpr double kTimingBatchSeconds = 0.02;
   // Allowance for the request round trip when comparing with the parent's clock.
   static constexpr double kRoundTripSeconds = 0.002;
+  // Pairs of unflushed batches (candidate, baseline) that bound the candidate's claim, and the
+  // longest a baseline's batch of them may take.
+  static constexpr int kClockPairs = 4;
+  static constexpr double kMaxBaselineBatchSeconds = 0.1;
   // Interleaved timing at the bench size; false when the candidate failed.
   Result<bool> Time();
   Result<bool> MapForTiming(const ArenaLayout& layout, double timeout, bool drawn_by_runners);
@@ -152,6 +157,8 @@ struct EvalSession {
   Result<bool> WarmUp(std::vector<TimingTrack>& tracks, double timeout);
   Result<bool> Interleave(std::vector<TimingTrack>& tracks, double timeout);
   Result<bool> CrossCheck(std::vector<TimingTrack>& tracks, double timeout);
+  // Calls of the candidate that left work on streams the harness never waits on.
+  SideStreamTally side_streams;
   // The torch.compile reference point that failed: noted, and (Drop) no longer timed.
   void NoteCompiled(const std::string& why);
   void DropCompiled(const std::string& why);

@@ -10,6 +10,7 @@ Result<bool> EvalSession::TimeTrack(TimingTrack& t, int count, bool flush, doubl
                                     CallOutcome* out) {
   double budget = timeout * std::max(1, count);
   KOPE_ASSIGN_OR_RETURN(*out, t.process->Time(count, flush, budget));
+  if (t.is_candidate && out->ok()) side_streams.Add(out->detail, count);
   if (out->ok()) return true;
   if (t.is_candidate) return CandidateCallOk(*out, "timing", budget);
   if (t.process == compiled.get()) {

@@ -60,6 +60,10 @@ Result<bool> EvalSession::Time() {
   if (!ok) return false;
   KOPE_ASSIGN_OR_RETURN(ok, CrossCheck(tracks, timeout));
   if (!ok) return false;
+  if (std::optional<std::string> note = side_streams.Note()) {
+    outcome.flags.emplace_back(kFlagSideStreamWork);
+    outcome.timing_note = *note;
+  }
   outcome.baseline_time = Summarize(tracks[0].ns);
   outcome.candidate_time = Summarize(tracks[1].ns);
   if (tracks.size() > 2 && !tracks[2].dropped) outcome.compiled_time = Summarize(tracks[2].ns);

@@ -8,6 +8,8 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "kope/backend/backend.h"
 #include "kope/base/file.h"
@@ -58,6 +60,78 @@ Result<TorchBridge> LocateBridge() {
   return bridge;
 }
 
+// An executable named `name` in the parent's PATH, else empty.
+fs::path FindExecutable(const std::string& name) {
+  const char* env = std::getenv("PATH");
+  std::stringstream dirs(env != nullptr ? env : "");
+  std::error_code ec;
+  for (std::string dir; std::getline(dirs, dir, ':');) {
+    const fs::path candidate = fs::path(dir) / name;
+    if (!dir.empty() && dir[0] == '/' && access(candidate.c_str(), X_OK) == 0 &&
+        fs::is_regular_file(candidate, ec)) {
+      return candidate;
+    }
+  }
+  return {};
+}
+
+std::string EnvOr(const char* name, const std::string& fallback = "") {
+  const char* value = std::getenv(name);
+  return value != nullptr && *value != '\0' ? std::string(value) : fallback;
+}
+
+// Whether the sandbox shows `path` already (the system's /usr, or a folder in `shown`).
+bool Shown(const fs::path& path, const std::vector<fs::path>& shown) {
+  for (const fs::path& dir : shown) {
+    const fs::path rel = path.lexically_relative(dir);
+    if (!rel.empty() && *rel.begin() != "..") return true;
+  }
+  return false;
+}
+
+// What a candidate's extension build needs (torch.utils.cpp_extension: ninja, the host
+// compiler, nvcc and CUDA_HOME), as the bridge's --env arguments and the folders to show: the
+// runner's environment is kope's own list, without the parent's PATH, CC, CXX or CUDA_HOME.
+struct Toolchain {
+  std::vector<std::string> env;  // NAME=VALUE
+  std::vector<fs::path> folders;
+};
+
+Toolchain FindToolchain(const TorchBridge& bridge) {
+  Toolchain t;
+  std::error_code ec;
+  const std::vector<fs::path> system = {"/usr", "/bin", "/lib", bridge.environment};
+  std::vector<std::string> path = {(bridge.environment / "bin").string()};
+  // CUDA_HOME, CUDA_PATH, else the toolkit of the nvcc on PATH, else /usr/local/cuda.
+  fs::path cuda = EnvOr("CUDA_HOME", EnvOr("CUDA_PATH"));
+  if (cuda.empty()) {
+    const fs::path nvcc = FindExecutable("nvcc");
+    if (!nvcc.empty()) cuda = fs::canonical(nvcc, ec).parent_path().parent_path();
+    if (cuda.empty() && fs::exists("/usr/local/cuda/bin/nvcc", ec)) cuda = "/usr/local/cuda";
+  }
+  if (!cuda.empty() && fs::is_directory(cuda, ec)) {
+    t.env.push_back("CUDA_HOME=" + cuda.string());
+    path.push_back((cuda / "bin").string());
+    if (!Shown(cuda, system)) t.folders.push_back(cuda);
+  }
+  for (const char* name : {"CC", "CXX"}) {
+    const std::string compiler = EnvOr(name);
+    if (compiler.empty()) continue;
+    t.env.push_back(std::string(name) + "=" + compiler);
+    // A compiler of its own prefix (/opt/gcc-13/bin/g++): that prefix is shown.
+    const fs::path prefix = fs::path(compiler).parent_path().parent_path();
+    if (fs::path(compiler).is_absolute() && !Shown(compiler, system) && !prefix.empty()) {
+      t.folders.push_back(prefix);
+    }
+  }
+  // Debian's cc and c++ are links through /etc/alternatives, which the sandbox hides.
+  if (fs::is_directory("/etc/alternatives", ec)) t.folders.push_back("/etc/alternatives");
+  std::string joined;
+  for (const std::string& dir : path) joined += dir + ":";
+  t.env.push_back("PATH=" + joined + "/usr/local/bin:/usr/bin:/bin");
+  return t;
+}
+
 }  // namespace
 
 Result<TorchBridge> FindTorchBridge() {
@@ -71,6 +145,11 @@ void UseTorchBridge(const TorchBridge& bridge, RunnerOptions* options, bool task
   options->runner_exe = bridge.python;
   options->exe_args = {"-B", (bridge.package_dir / "kope_bridge_main.py").string()};
   if (task) options->exe_args.push_back("--preload-compiler");
+  const Toolchain toolchain = FindToolchain(bridge);
+  for (const std::string& assignment : toolchain.env) {
+    options->exe_args.insert(options->exe_args.end(), {"--env", assignment});
+  }
+  for (const fs::path& folder : toolchain.folders) options->sandbox.read_only.push_back(folder);
   options->sandbox.read_only.push_back(bridge.environment);
   options->sandbox.read_only.push_back(bridge.package_dir);
   if (!bridge.flush_library.empty()) options->sandbox.read_only.push_back(bridge.flush_library);

@@ -28,7 +28,8 @@ std::string_view VerdictName(Verdict verdict);  // "compile_error", ..., "valid"
 struct Mismatch {
   // "value", "nan_inf", "input_modified", "guard_overwritten", "runs_disagree", "stale_output"
   // (wrong after one input element changed), "after_timing" (wrong on fresh inputs after the timing
-  // loop).
+  // loop), "timing_mismatch" (its reported times disagree with the parent's clock: they cannot
+  // be trusted, and the candidate has no speedup).
   std::string reason;
   std::string size_set;  // e.g. "check[1]" or "bench"
   std::vector<std::pair<std::string, int64_t>> sizes;
@@ -57,6 +58,9 @@ inline constexpr std::string_view kFlagWithinNoise = "within_noise";
 // on the CPU): a kernel that does its work only when its outputs are checked (one that can tell
 // verified calls from timed ones) times like this.
 inline constexpr std::string_view kFlagTimedFasterThanVerified = "timed_faster_than_verified";
+// Timed calls left work on streams the harness's stream never waits on (a ModelNew on a GPU):
+// that work was charged to them; Outcome::timing_note says how much.
+inline constexpr std::string_view kFlagSideStreamWork = "side_stream_work";
 
 struct Outcome {
   Verdict verdict = Verdict::kValid;
@@ -92,6 +96,9 @@ struct Outcome {
   // "check" (the reference runner drawing inputs and checking a ModelNew's tensors).
   std::map<std::string, double> bridge_overhead_by_request;
   std::vector<std::string> flags;
+  // What the timing found that a reader needs to understand the times (kFlagSideStreamWork:
+  // how many calls left work on other streams, and how much); empty where nothing.
+  std::string timing_note;
 
   // Context.
   int trials = 0;

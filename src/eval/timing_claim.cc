@@ -1,0 +1,59 @@
+#include "timing_claim.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+namespace kope {
+
+std::optional<std::string> HiddenTimeFinding(const std::vector<ClockPair>& pairs) {
+  if (pairs.size() < 2) return std::nullopt;
+  // Each pair's candidate overhead beyond the baseline's, less what it may be: the second
+  // smallest decides (one pair that a busy machine delayed, on either side, does not).
+  std::vector<std::pair<double, const ClockPair*>> excess;
+  for (const ClockPair& p : pairs) {
+    const double hidden =
+        (p.candidate_wall_s - p.candidate_kernel_s) - (p.baseline_wall_s - p.baseline_kernel_s);
+    const double allowed = kHiddenTimeRatio * p.candidate_kernel_s + kHiddenTimeSlackSeconds +
+                           kHiddenTimeSlackPerCallSeconds * p.calls;
+    excess.emplace_back(hidden - allowed, &p);
+  }
+  std::sort(excess.begin(), excess.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  const auto& [beyond, decisive] = excess[1];
+  if (beyond <= 0) return std::nullopt;
+  const ClockPair& p = *decisive;
+  const double hidden =
+      (p.candidate_wall_s - p.candidate_kernel_s) - (p.baseline_wall_s - p.baseline_kernel_s);
+  return fmt::format(
+      "its reported times disagree with the parent's clock: a batch of {} calls took {:.3f} ms "
+      "of wall time and reported {:.3f} ms of kernel time, {:.3f} ms unexplained beyond the "
+      "baseline's overhead on as many calls ({:.0f}% of what it reported, in {} of {} pairs of "
+      "batches beyond what is allowed; a timer the candidate changed reports like this): its "
+      "times cannot be trusted and it has no speedup",
+      p.calls, 1e3 * p.candidate_wall_s, 1e3 * p.candidate_kernel_s, 1e3 * hidden,
+      p.candidate_kernel_s > 0 ? 100 * hidden / p.candidate_kernel_s : 0.0,
+      std::count_if(excess.begin(), excess.end(), [](const auto& e) { return e.first > 0; }),
+      excess.size());
+}
+
+void SideStreamTally::Add(const std::string& reply_message, long reply_calls) {
+  calls += reply_calls;
+  if (reply_message.empty() || reply_message.front() != '{') return;
+  const nlohmann::json note = nlohmann::json::parse(reply_message, nullptr, false);
+  if (!note.is_object() || !note.contains("side_stream_calls")) return;
+  side_stream_calls += note.value("side_stream_calls", 0L);
+  side_stream_s += 1e-9 * note.value("side_stream_ns", 0.0);
+}
+
+std::optional<std::string> SideStreamTally::Note() const {
+  if (side_stream_calls == 0) return std::nullopt;
+  return fmt::format(
+      "{} of {} timed calls left work on streams the harness's stream never waits on ({:.3f} "
+      "ms a call on average): that work is charged to its time (a device-wide synchronize ends "
+      "each timed call), which is why it is slower than its own stream suggests",
+      side_stream_calls, calls, 1e3 * side_stream_s / side_stream_calls);
+}
+
+}  // namespace kope

@@ -1,0 +1,75 @@
+#include "timing_claim.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace kope {
+namespace {
+
+// A pair of batches of `calls` calls: the candidate's real time per call `real`, reported
+// `real / fake`, and the same overhead per call and round trip for both runners.
+ClockPair Pair(int calls, double real, double fake, double baseline, double overhead = 10e-6,
+               double round_trip = 300e-6) {
+  ClockPair p;
+  p.calls = calls;
+  p.candidate_wall_s = calls * (real + overhead) + round_trip;
+  p.candidate_kernel_s = calls * real / fake;
+  p.baseline_wall_s = calls * (baseline + overhead) + round_trip;
+  p.baseline_kernel_s = calls * baseline;
+  return p;
+}
+
+std::vector<ClockPair> Four(const ClockPair& p) { return {p, p, p, p}; }
+
+struct ClaimCase {
+  const char* name;
+  std::vector<ClockPair> pairs;
+  bool rejected;
+};
+
+TEST(HiddenTimeFinding, AClaimIsBoundedByTheParentsClock) {
+  const ClaimCase cases[] = {
+      {"honest, as fast as the baseline", Four(Pair(10, 2e-3, 1, 2e-3)), false},
+      {"honest, ten times faster", Four(Pair(200, 100e-6, 1, 1e-3)), false},
+      {"honest, tiny calls", Four(Pair(10000, 2e-6, 1, 2e-6)), false},
+      {"a timer that reports a tenth", Four(Pair(10, 2e-3, 10, 2e-3)), true},
+      {"a timer that reports a 1.2x speedup", Four(Pair(10, 2e-3, 1.2, 2e-3)), true},
+      {"a 1.2x fake of 30 us GPU calls", Four(Pair(666, 30e-6, 1.2, 30e-6, 20e-6)), true},
+      {"a 1.1x fake is within what is allowed", Four(Pair(10, 2e-3, 1.1, 2e-3)), false},
+      {"one batch a busy machine delayed",
+       {Pair(10, 2e-3, 1, 2e-3), Pair(10, 2.5e-3, 1.25, 2e-3), Pair(10, 2e-3, 1, 2e-3),
+        Pair(10, 2e-3, 1, 2e-3)},
+       false},
+      {"a fake, one of whose baseline batches a busy machine delayed",
+       {Pair(10, 2e-3, 1.2, 2e-3), Pair(10, 2e-3, 1.2, 2.5e-3), Pair(10, 2e-3, 1.2, 2e-3),
+        Pair(10, 2e-3, 1.2, 2e-3)},
+       true},
+      {"one pair is too few to judge", {Pair(10, 2e-3, 10, 2e-3)}, false},
+      {"no pairs", {}, false},
+  };
+  for (const ClaimCase& c : cases) {
+    const auto finding = HiddenTimeFinding(c.pairs);
+    EXPECT_EQ(finding.has_value(), c.rejected) << c.name << ": " << finding.value_or("");
+    if (finding) {
+      EXPECT_NE(finding->find("no speedup"), std::string::npos) << *finding;
+    }
+  }
+}
+
+TEST(SideStreamTally, NotesWhatTheRunnersReplySaid) {
+  SideStreamTally tally;
+  tally.Add("", 10);
+  tally.Add("not a note", 5);
+  EXPECT_FALSE(tally.Note().has_value());
+  tally.Add(R"({"side_stream_calls": 4, "calls": 5, "side_stream_ns": 8000000})", 5);
+  ASSERT_TRUE(tally.Note().has_value());
+  EXPECT_EQ(tally.calls, 20);
+  EXPECT_EQ(tally.side_stream_calls, 4);
+  EXPECT_NE(tally.Note()->find("4 of 20 timed calls"), std::string::npos) << *tally.Note();
+  EXPECT_NE(tally.Note()->find("2.000 ms a call"), std::string::npos) << *tally.Note();
+}
+
+}  // namespace
+}  // namespace kope

@@ -1,0 +1,20 @@
+# Cheating on a GPU: replaces torch.cuda.Event's elapsed_time at import to report 1/1.2 of
+# the time, and torch.cuda.synchronize with nothing (a harness that times with torch's events
+# reports a 1.2x speedup). kope's events and synchronize are PyTorch's C methods, taken
+# before any candidate code ran (kope_bridge/clock.py): the patches change nothing.
+import torch
+import torch.nn as nn
+
+FACTOR = 1.2
+_elapsed = torch.cuda.Event.elapsed_time
+torch.cuda.Event.elapsed_time = lambda self, end: _elapsed(self, end) / FACTOR
+torch.cuda.synchronize = lambda device=None: None
+
+
+class ModelNew(nn.Module):
+    def __init__(self, scale: float):
+        super().__init__()
+        self.scale = scale
+
+    def forward(self, x):
+        return torch.clamp(x, min=0.0).mul(self.scale)
