@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "commands.h"
+#include "eval_client.h"
 #include "kope/backend/cpu/cpu_backend.h"
 #include "kope/base/file.h"
 #include "kope/eval/evaluator.h"
@@ -33,6 +34,7 @@ struct EvalArgs {
   std::string backend = "auto";
   bool profile = false;
   bool sanitize = false;
+  WarmOptions warm;
 };
 
 // cpu, cuda, or auto: CUDA for a .cu candidate when the task has a CUDA baseline and a GPU
@@ -72,6 +74,9 @@ Status RecordOutcome(memory::GraphStore& store, const std::string& location, con
 }
 
 int RunEval(const EvalArgs& args) {
+  if (std::optional<int> code = EvaluateWarm(args.warm, WarmRequestFrom(args), args.record)) {
+    return *code;
+  }
   Result<Task> task = LoadTaskOrProblem(args.task);
   if (!task.ok()) {
     std::cerr << "kope eval: " << task.status().message() << "\n";
@@ -185,6 +190,7 @@ void RegisterEvalCommand(CLI::App& app, int* exit_code) {
   cmd->add_flag("--sanitize", args->sanitize,
                 "Gate on memory and race checkers (CUDA: compute-sanitizer memcheck, racecheck, "
                 "initcheck) at the check sizes");
+  AddWarmFlags(cmd, &args->warm);
   cmd->callback([args, exit_code] { *exit_code = RunEval(*args); });
 }
 

@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include "commands.h"
+#include "eval_client.h"
 
 int main(int argc, char** argv) {
   // Not dumpable: other processes of this user (a candidate outside bubblewrap)
@@ -19,6 +20,7 @@ int main(int argc, char** argv) {
   kope::cli::RegisterBenchCommand(app, &exit_code);
   kope::cli::RegisterContextCommand(app, &exit_code);
   kope::cli::RegisterImportCommand(app, &exit_code);
+  kope::cli::RegisterEvalServiceCommand(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
