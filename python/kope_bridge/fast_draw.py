@@ -2,8 +2,7 @@
 one Triton kernel that writes each value where it goes and hashes it as it is written.
 
 A trial's inputs were drawn with torch's generator into the reference's tensors, then copied to
-the candidate's with their keyed hash: a draw at 43% of the device's bandwidth (normal_ of
-float32), then a read and a write. Here Philox (four numbers per round, Box-Muller for a normal)
+the candidate's with their keyed hash: a draw, then a read and a write. Here Philox (four numbers per round, Box-Muller for a normal)
 makes each value once, stores it in the reference's tensor and, for a trial, in the candidate's,
 and adds its term of fast_compare.keyed_hash: two writes, no read. The values depend only on the
 seed and the element's index, so every bridge process draws the same ones (the torch.compile

@@ -54,8 +54,7 @@ class BoundForward:
     """An eager module's forward on the arena's parameters: each of the module's Parameter
     objects is given the arena's tensor as its data for the call (`bound`), then its own again,
     so that nothing outlives the call's arena. torch.func.functional_call substitutes them
-    inside the call instead: 11 to 18 us more per call on the 2-core VM for modules of two to
-    four parameters, inside a timed region (the eager baseline's). A timed loop binds before
+    inside the call instead, which costs time inside a timed region (the eager baseline's). A timed loop binds before
     its clock starts; a call made unbound binds itself."""
 
     def __init__(self, model):
@@ -275,8 +274,8 @@ class TorchKernel:
         host's launch is inside the timed region) and before the end event (work on any stream
         ends inside it); calls that left work on streams the harness's stream never waits on
         are counted in the tally. The next call's flush is launched as soon as the end event is
-        recorded, so the GPU flushes while the host reads the time: a 50 us kernel's calls
-        spent as long on the host between calls as in the flush."""
+        recorded, so the GPU flushes while the host reads the time and a short kernel's host
+        work between calls overlaps the flush."""
         n = len(prepared)
         if self.device == "cpu":
             for i in range(count):

@@ -42,7 +42,7 @@ def parse_args(argv):
     ap.add_argument("--max-device-bytes", type=int, default=0)
     # A task's runner (the reference, the torch.compile reference point) imports
     # torch.compile's front end while it waits; a candidate's spare does not: that import takes
-    # longer than PyTorch's own (4 to 6 s besides 3.5 to 4.5 s on the H200's host), and a spare
+    # longer than PyTorch's own, and a spare
     # not yet ready when the next candidate comes makes that candidate wait.
     ap.add_argument("--preload-compiler", action="store_true")
     # NAME=VALUE for this process's environment: the extension toolchain (toolchain.py).
@@ -72,8 +72,8 @@ def apply_limits(args):
 def warm_up(torch, device, compiler):
     """What a spare runner does while it waits, instead of in its first requests: it gets its
     CUDA context, and a task's runner (`compiler`) what torch.compile() imports (dynamo and
-    inductor's front end: 4 to 6 s on the H200's host, which the torch.compile runner's LOAD
-    paid otherwise). torch.compile() of a function compiles nothing until it is called."""
+    inductor's front end: seconds of imports, which the torch.compile runner's LOAD paid
+    otherwise). torch.compile() of a function compiles nothing until it is called."""
     torch.empty(1, device=device)
     if compiler:
         try:

@@ -49,7 +49,7 @@ bool Converged(const TimingSummary& summary, const TimingPolicy& policy);
 // wall time (round trips included); 0 once the warm-up has at least `warmup_calls` calls and
 // `warmup_seconds`. The first call goes alone (it tells the time per call, and may be slow:
 // a first launch, a lazy load); the rest goes in as few requests as the time per call so far
-// allows, instead of one request per call (a 50 us kernel's warm-up took dozens of them).
+// allows, instead of one request per call.
 int WarmupCalls(const TimingPolicy& policy, int calls, double seconds);
 
 }  // namespace kope
