@@ -141,10 +141,12 @@ struct EvalSession {
   static constexpr double kTimingBatchSeconds = 0.02;
   // Allowance for the request round trip when comparing with the parent's clock.
   static constexpr double kRoundTripSeconds = 0.002;
-  // Pairs of unflushed batches (candidate, baseline) that bound the candidate's claim, and the
-  // longest a baseline's batch of them may take.
+  // Pairs of unflushed batches (a ModelNew candidate's, the baseline's) that bound the
+  // candidate's claim, the wall time of the candidate's (long enough for a 1.2x claim to stand
+  // out from a busy machine's round trips), and the longest a baseline's batch of them may take.
   static constexpr int kClockPairs = 4;
-  static constexpr double kMaxBaselineBatchSeconds = 0.1;
+  static constexpr double kClockPairSeconds = 0.1;
+  static constexpr double kMaxBaselineBatchSeconds = 0.25;
   // Interleaved timing at the bench size; false when the candidate failed.
   Result<bool> Time();
   Result<bool> MapForTiming(const ArenaLayout& layout, double timeout, bool drawn_by_runners);

@@ -31,22 +31,22 @@ struct ClaimCase {
 
 TEST(HiddenTimeFinding, AClaimIsBoundedByTheParentsClock) {
   const ClaimCase cases[] = {
-      {"honest, as fast as the baseline", Four(Pair(10, 2e-3, 1, 2e-3)), false},
-      {"honest, ten times faster", Four(Pair(200, 100e-6, 1, 1e-3)), false},
+      {"honest, as fast as the baseline", Four(Pair(50, 2e-3, 1, 2e-3)), false},
+      {"honest, ten times faster", Four(Pair(1000, 100e-6, 1, 1e-3)), false},
       {"honest, tiny calls", Four(Pair(10000, 2e-6, 1, 2e-6)), false},
-      {"a timer that reports a tenth", Four(Pair(10, 2e-3, 10, 2e-3)), true},
-      {"a timer that reports a 1.2x speedup", Four(Pair(10, 2e-3, 1.2, 2e-3)), true},
-      {"a 1.2x fake of 30 us GPU calls", Four(Pair(666, 30e-6, 1.2, 30e-6, 20e-6)), true},
-      {"a 1.1x fake is within what is allowed", Four(Pair(10, 2e-3, 1.1, 2e-3)), false},
+      {"a timer that reports a tenth", Four(Pair(50, 2e-3, 10, 2e-3)), true},
+      {"a timer that reports a 1.2x speedup", Four(Pair(50, 2e-3, 1.2, 2e-3)), true},
+      {"a 1.2x fake of 30 us GPU calls", Four(Pair(3333, 30e-6, 1.2, 30e-6, 20e-6)), true},
+      {"a 1.1x fake is within what is allowed", Four(Pair(50, 2e-3, 1.1, 2e-3)), false},
       {"one batch a busy machine delayed",
-       {Pair(10, 2e-3, 1, 2e-3), Pair(10, 2.5e-3, 1.25, 2e-3), Pair(10, 2e-3, 1, 2e-3),
-        Pair(10, 2e-3, 1, 2e-3)},
+       {Pair(50, 2e-3, 1, 2e-3), Pair(50, 2.5e-3, 1.25, 2e-3), Pair(50, 2e-3, 1, 2e-3),
+        Pair(50, 2e-3, 1, 2e-3)},
        false},
       {"a fake, one of whose baseline batches a busy machine delayed",
-       {Pair(10, 2e-3, 1.2, 2e-3), Pair(10, 2e-3, 1.2, 2.5e-3), Pair(10, 2e-3, 1.2, 2e-3),
-        Pair(10, 2e-3, 1.2, 2e-3)},
+       {Pair(50, 2e-3, 1.2, 2e-3), Pair(50, 2e-3, 1.2, 2.5e-3), Pair(50, 2e-3, 1.2, 2e-3),
+        Pair(50, 2e-3, 1.2, 2e-3)},
        true},
-      {"one pair is too few to judge", {Pair(10, 2e-3, 10, 2e-3)}, false},
+      {"one pair is too few to judge", {Pair(50, 2e-3, 10, 2e-3)}, false},
       {"no pairs", {}, false},
   };
   for (const ClaimCase& c : cases) {
