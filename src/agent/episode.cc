@@ -6,8 +6,10 @@
 #include <nlohmann/json.hpp>
 
 #include "episode_state.h"
+#include "kope/agent/candidate_language.h"
 #include "kope/agent/node_selection.h"
 #include "kope/base/hash.h"
+#include "kope/llm/proposal.h"
 #include "kope/memory/text/error_signature.h"
 #include "kope/record/graph_nodes.h"
 
@@ -23,18 +25,20 @@ double Now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-// Fills the report's run-wide fields from the state.
+// Fills the report's run-wide fields from the state (report->backend set).
 Status FillReport(memory::GraphStore& store, const EpisodeState& state, EpisodeReport* report) {
+  const std::string native = NativeLanguage(report->backend);
+  report->language = state.config().language;
   report->attempts.clear();
   report->valid_attempts = 0;
   for (const NodeState* node : state.RunNodes()) {
-    report->attempts.push_back(internal::Summarize(*node));
+    report->attempts.push_back(internal::Summarize(*node, native));
     report->valid_attempts += node->valid() ? 1 : 0;
   }
   report->best.reset();
   report->best_source.clear();
   if (const NodeState* best = state.Best()) {
-    report->best = internal::Summarize(*best);
+    report->best = internal::Summarize(*best, native);
     KOPE_ASSIGN_OR_RETURN(report->best_source, store.GetSource(best->attempt.source_hash));
     nlohmann::json e = nlohmann::json::parse(best->latest()->evidence_json, nullptr, false);
     if (e.is_object()) report->baseline_roofline = e.value("baseline_roofline_fraction", 0.0);
@@ -82,6 +86,8 @@ class Episode {
       return Status::InvalidArgument(fmt::format("task {} has no {} baseline for the {} backend",
                                                  task_.name, language_, backend_.name()));
     }
+    KOPE_ASSIGN_OR_RETURN(std::string language_choice,
+                          ResolveLanguageChoice(options_.language, language_, task_));
     KOPE_ASSIGN_OR_RETURN(hardware_, backend_.Hardware());
     KOPE_ASSIGN_OR_RETURN(task_node_, record::TaskNodeFor(task_, language_));
     hardware_node_ = record::HardwareNodeFor(hardware_);
@@ -103,6 +109,7 @@ class Episode {
     config.proposer = proposer_.name();
     config.model = proposer_.model();
     config.label = options_.label;
+    config.language = language_choice;
     config.budgets = options_.budgets;
     config.stop = options_.stop;
     config.confirm = options_.confirm;
@@ -122,7 +129,7 @@ class Episode {
       for (auto it = runs.rbegin(); it != runs.rend(); ++it) {
         RunConfig stored = internal::ParseRunConfig(it->config_json);
         if (it->hardware_id != hardware_node_.id || it->label != options_.label ||
-            stored.proposer != config.proposer) {
+            stored.proposer != config.proposer || stored.language != config.language) {
           continue;
         }
         EpisodeState latest(it->id, stored);
@@ -159,6 +166,7 @@ class Episode {
       }));
     }
     report_.run_id = run_id;
+    report_.language = config.language;
     state_.emplace(run_id, config);
     return state_->Load(store_, task_node_.id, hardware_node_.id, options_.prior_nodes);
   }
@@ -191,6 +199,7 @@ class Episode {
     ProposalRequest r;
     r.task = &task_;
     r.language = language_;
+    r.candidate_language = NextLanguage();
     r.hardware = hardware_;
     r.store = &store_;
     r.task_id = task_node_.id;
@@ -198,6 +207,35 @@ class Episode {
     r.run_id = state_->run_id();
     r.cancel = options_.cancel;
     return r;
+  }
+
+  // The language of the next proposal: the run's, or in turns the one with fewer attempts.
+  std::string NextLanguage() const {
+    const std::vector<std::string> languages = LanguagesOf(state_->config().language, language_);
+    std::string next = languages.front();
+    int fewest = -1;
+    for (const std::string& language : languages) {
+      int n = 0;
+      for (const NodeState* node : state_->RunNodes()) {
+        n += LanguageOfProposer(node->attempt.proposer, language_) == language ? 1 : 0;
+      }
+      if (fewest < 0 || n < fewest) {
+        fewest = n;
+        next = language;
+      }
+    }
+    return next;
+  }
+
+  // What a candidate is written in: as its proposer says, else its parent's when the source
+  // has the parent's format (a tuner step), else what the source reads as.
+  std::string LanguageOf(const Candidate& c, const ProposalRequest& request) const {
+    if (!c.language.empty()) return c.language;
+    if (request.parent &&
+        llm::FormatOfSource(c.source) == llm::FormatOfSource(request.parent_source)) {
+      return LanguageOfProposer(request.parent->attempt.proposer, language_);
+    }
+    return LanguageOfSource(c.source, language_);
   }
 
   Status Propose() {
@@ -242,6 +280,11 @@ class Episode {
         break;
     }
     Candidate& c = result.candidate;
+    if (llm::FormatOfSource(c.source) == llm::SourceFormat::kModelNew && !task_.torch) {
+      return CountFailure(parent,
+                          "the proposal is a ModelNew module, and the task has no "
+                          "PyTorch problem to evaluate it against");
+    }
     KOPE_ASSIGN_OR_RETURN(
         std::vector<memory::AttemptView> existing,
         store_.AttemptsWithSource(task_node_.id, hardware_node_.id, ContentHash(c.source)));
@@ -260,7 +303,7 @@ class Episode {
     attempt.parent_id = parent;
     attempt.decision = c.decision;
     attempt.classes = c.classes;
-    attempt.proposer = c.proposer;
+    attempt.proposer = ProposerWithLanguage(c.proposer, LanguageOf(c, request), language_);
     attempt.prompt_tokens = pending_prompt_;
     attempt.completion_tokens = pending_completion_;
     NodeId id = 0;
@@ -313,7 +356,7 @@ class Episode {
     }
     Evaluator evaluator(backend_, eval);
     const double t0 = Now();
-    const std::string name = fmt::format("attempt_{}.{}", id, language_ == "cuda" ? "cu" : "cc");
+    const std::string name = CandidateFileName(source, language_, id);
     Result<Outcome> outcome = evaluator.Evaluate(task_, source, name);
     eval_seconds_ += Now() - t0;
     report_.session_evaluations++;
@@ -346,7 +389,7 @@ class Episode {
     const NodeState* best = state_->Best();
     if (options_.observer != nullptr) {
       AttemptEvent event;
-      event.attempt = internal::Summarize(*state_->Node(id));
+      event.attempt = internal::Summarize(*state_->Node(id), language_);
       event.confirmation = confirm;
       event.new_best = best != nullptr && best->attempt.id == id && best != best_before;
       event.attempts_used = state_->RunAttempts() + failed_;
@@ -422,6 +465,7 @@ Result<EpisodeReport> ReadRunReport(memory::GraphStore& store, NodeId run_id) {
   report.backend = hardware.backend;
   report.device = hardware.device;
   report.proposer = config.proposer;
+  report.language = config.language;
   report.label = run.label;
   report.resumed = true;
   report.stop_reason = state.ReplayStop(0, 0);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "kope/agent/candidate_language.h"
 #include "kope/eval/outcome.h"
 #include "kope/record/graph_nodes.h"
 
@@ -41,6 +42,7 @@ std::string RunConfigJson(const RunConfig& c, const std::string& extra_json) {
   j["proposer"] = c.proposer;
   if (!c.model.empty()) j["model"] = c.model;
   j["label"] = c.label;
+  if (!c.language.empty()) j["language"] = c.language;
   j["budgets"] = {{"attempts", c.budgets.attempts},
                   {"tokens", c.budgets.tokens},
                   {"seconds", c.budgets.seconds}};
@@ -59,6 +61,7 @@ RunConfig ParseRunConfig(const std::string& json_text) {
   c.proposer = j.value("proposer", "");
   c.model = j.value("model", "");
   c.label = j.value("label", "");
+  c.language = j.value("language", "");
   c.confirm = j.value("confirm", true);
   if (j.contains("budgets") && j["budgets"].is_object()) {
     const json& b = j["budgets"];
@@ -311,12 +314,13 @@ std::vector<const NodeState*> EpisodeState::RunNodes() const {
   return out;
 }
 
-AttemptSummary Summarize(const NodeState& node) {
+AttemptSummary Summarize(const NodeState& node, std::string_view native) {
   AttemptSummary s;
   s.id = node.attempt.id;
   s.parent_id = node.attempt.parent_id;
   s.run_id = node.attempt.run_id;
   s.proposer = node.attempt.proposer;
+  s.language = LanguageOfProposer(s.proposer, native);
   s.decision = node.attempt.decision;
   s.classes = node.attempt.classes;
   s.source_hash = node.attempt.source_hash;

@@ -20,6 +20,7 @@ struct RunConfig {
   std::string proposer;
   std::string model;
   std::string label;
+  std::string language;  // the candidate language choice; "" the backend's own
   Budgets budgets;
   StopRules stop;
   bool confirm = true;
@@ -105,8 +106,8 @@ class EpisodeState {
   double fresh_gain_sum_ = 0;
 };
 
-// The report's view of one node.
-AttemptSummary Summarize(const NodeState& node);
+// The report's view of one node; `native` is the backend's language (candidate_language.h).
+AttemptSummary Summarize(const NodeState& node, std::string_view native);
 
 }  // namespace kope::agent::internal
 

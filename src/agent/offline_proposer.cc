@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "kope/agent/candidate_language.h"
 #include "kope/agent/reflection.h"
 #include "kope/base/file.h"
 #include "kope/base/hash.h"
@@ -21,8 +22,14 @@ using memory::NodeId;
 
 bool HasLanguageExtension(const fs::path& path, std::string_view language) {
   const std::string ext = path.extension().string();
+  if (IsModelNewLanguage(language)) return ext == ".py";
   if (language == "cuda") return ext == ".cu";
   return ext == ".cc" || ext == ".cpp" || ext == ".cxx";
+}
+
+// The language fresh starts are written in.
+std::string StartLanguage(const ProposalRequest& request) {
+  return request.candidate_language.empty() ? request.language : request.candidate_language;
 }
 
 // The direction (in list positions) of a recorded move on `tunables`; 0 when unknown.
@@ -112,7 +119,7 @@ class OfflineProposer : public Proposer {
       if (transfer) return transfer;
     }
     if (options_.seeds) {
-      for (const fs::path& path : FindSeedKernels(*request.task, request.language)) {
+      for (const fs::path& path : FindSeedKernels(*request.task, StartLanguage(request))) {
         KOPE_ASSIGN_OR_RETURN(std::string source, ReadFileText(path));
         KOPE_ASSIGN_OR_RETURN(bool tried, SourceTried(request, source));
         if (tried) continue;
@@ -153,6 +160,7 @@ class OfflineProposer : public Proposer {
         continue;
       }
       KOPE_ASSIGN_OR_RETURN(std::string source, request.store->GetSource(view.attempt.source_hash));
+      if (LanguageOfSource(source, request.language) != StartLanguage(request)) continue;
       KOPE_ASSIGN_OR_RETURN(bool tried, SourceTried(request, source));
       if (tried) continue;
       Candidate c;
@@ -187,6 +195,8 @@ std::vector<fs::path> FindSeedKernels(const Task& task, std::string_view languag
     if (!entry.is_regular_file(ec) || !HasLanguageExtension(entry.path(), language)) continue;
     Result<std::string> text = ReadFileText(entry.path());
     if (!text.ok() || !MentionsTunables(*text)) continue;
+    // A ModelNew seed is one in the language asked for (a problem file defines no ModelNew).
+    if (IsModelNewLanguage(language) && LanguageOfSource(*text, "") != language) continue;
     if (FindTunables(*text).tunables.empty()) continue;
     seeds.push_back(entry.path());
   }

@@ -123,6 +123,7 @@ json AttemptJson(const AttemptSummary& a) {
             {"parent", a.parent_id == 0 ? json(nullptr) : json(a.parent_id)},
             {"run", a.run_id},
             {"proposer", a.proposer},
+            {"language", a.language},
             {"decision", a.decision},
             {"classes", a.classes},
             {"source_hash", a.source_hash},
@@ -188,6 +189,16 @@ std::string FormatEpisodeSummary(const EpisodeReport& r, int max_rows) {
   } else {
     s += "best: none valid\n";
   }
+  const std::vector<LanguageResult> languages = ResultsByLanguage(r.attempts);
+  if (languages.size() > 1) {
+    s += "by language:";
+    for (const LanguageResult& l : languages) {
+      s += fmt::format(" {} {} attempts, {} valid, best {}{};", l.language, l.attempts, l.valid,
+                       l.best_speedup ? fmt::format("{:.2f}x", *l.best_speedup) : "-",
+                       l.best_attempt != 0 ? fmt::format(" ({})", Ref(l.best_attempt)) : "");
+    }
+    s.back() = '\n';
+  }
   std::vector<const AttemptSummary*> rows;
   for (const AttemptSummary& a : r.attempts) rows.push_back(&a);
   std::stable_sort(rows.begin(), rows.end(), [](const AttemptSummary* a, const AttemptSummary* b) {
@@ -214,6 +225,28 @@ std::string FormatEpisodeSummary(const EpisodeReport& r, int max_rows) {
   return s;
 }
 
+std::vector<LanguageResult> ResultsByLanguage(const std::vector<AttemptSummary>& attempts) {
+  std::vector<LanguageResult> out;
+  for (const AttemptSummary& a : attempts) {
+    auto it = std::find_if(out.begin(), out.end(),
+                           [&](const LanguageResult& l) { return l.language == a.language; });
+    if (it == out.end()) {
+      LanguageResult fresh;
+      fresh.language = a.language;
+      out.push_back(std::move(fresh));
+      it = out.end() - 1;
+    }
+    it->attempts++;
+    if (a.verdict != "valid" || !a.speedup || a.flagged) continue;
+    it->valid++;
+    if (!it->best_speedup || *a.speedup > *it->best_speedup) {
+      it->best_speedup = a.speedup;
+      it->best_attempt = a.id;
+    }
+  }
+  return out;
+}
+
 std::string EpisodeReportToJson(const EpisodeReport& r, int indent) {
   json j = {{"run", r.run_id},
             {"task", r.task},
@@ -223,6 +256,7 @@ std::string EpisodeReportToJson(const EpisodeReport& r, int indent) {
             {"backend", r.backend},
             {"device", r.device},
             {"proposer", r.proposer},
+            {"language", r.language},
             {"label", r.label},
             {"resumed", r.resumed},
             {"stop_reason", r.stop_reason},
@@ -244,6 +278,19 @@ std::string EpisodeReportToJson(const EpisodeReport& r, int indent) {
   json attempts = json::array();
   for (const AttemptSummary& a : r.attempts) attempts.push_back(AttemptJson(a));
   j["attempts"] = attempts;
+  const std::vector<LanguageResult> languages = ResultsByLanguage(r.attempts);
+  if (languages.size() > 1) {
+    json by_language = json::array();
+    for (const LanguageResult& l : languages) {
+      by_language.push_back(
+          {{"language", l.language},
+           {"attempts", l.attempts},
+           {"valid", l.valid},
+           {"best_speedup", l.best_speedup ? json(*l.best_speedup) : json()},
+           {"best_attempt", l.best_attempt == 0 ? json() : json(l.best_attempt)}});
+    }
+    j["languages"] = by_language;
+  }
   return j.dump(indent);
 }
 

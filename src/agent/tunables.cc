@@ -5,20 +5,18 @@
 #include <charconv>
 #include <set>
 
+#include "tunable_syntax.h"
+
 namespace kope::agent {
 namespace {
+
+using internal::Declaration;
+using internal::IsSpace;
+using internal::IsValueChar;
 
 constexpr std::string_view kMarker = "kope:tune";
 constexpr size_t kMaxValues = 32;
 constexpr size_t kMaxTunables = 16;
-
-bool IsIdentStart(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
-bool IsIdentChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
-bool IsValueChar(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '+' ||
-         c == '-';
-}
-bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\r'; }
 
 std::optional<long long> AsInteger(std::string_view text) {
   if (text.empty()) return std::nullopt;
@@ -39,11 +37,6 @@ std::optional<double> AsNumber(std::string_view text) {
   return v;
 }
 
-std::string_view TrimRight(std::string_view s) {
-  while (!s.empty() && IsSpace(s.back())) s.remove_suffix(1);
-  return s;
-}
-
 // Splits the annotation's value list.
 std::vector<std::string> SplitValues(std::string_view list) {
   std::vector<std::string> out;
@@ -58,79 +51,6 @@ std::vector<std::string> SplitValues(std::string_view list) {
   }
   if (!current.empty()) out.push_back(std::move(current));
   return out;
-}
-
-struct Declaration {
-  std::string name;
-  size_t value_begin = 0;  // offsets within the code part of the line
-  size_t value_end = 0;
-};
-
-// `#define NAME VALUE`.
-std::optional<Declaration> ParseDefine(std::string_view code) {
-  size_t i = 0;
-  while (i < code.size() && IsSpace(code[i])) ++i;
-  if (i >= code.size() || code[i] != '#') return std::nullopt;
-  ++i;
-  while (i < code.size() && IsSpace(code[i])) ++i;
-  if (code.substr(i, 6) != "define") return std::nullopt;
-  i += 6;
-  if (i >= code.size() || !IsSpace(code[i])) return std::nullopt;
-  while (i < code.size() && IsSpace(code[i])) ++i;
-  if (i >= code.size() || !IsIdentStart(code[i])) return std::nullopt;
-  Declaration d;
-  size_t name_begin = i;
-  while (i < code.size() && IsIdentChar(code[i])) ++i;
-  d.name = std::string(code.substr(name_begin, i - name_begin));
-  if (i >= code.size() || !IsSpace(code[i])) return std::nullopt;  // a macro with parameters
-  while (i < code.size() && IsSpace(code[i])) ++i;
-  d.value_begin = i;
-  while (i < code.size() && IsValueChar(code[i])) ++i;
-  d.value_end = i;
-  if (d.value_end == d.value_begin) return std::nullopt;
-  while (i < code.size() && IsSpace(code[i])) ++i;
-  if (i != code.size()) return std::nullopt;
-  return d;
-}
-
-// `... const[expr] TYPE NAME = VALUE;`
-std::optional<Declaration> ParseConstant(std::string_view code) {
-  std::string_view trimmed = TrimRight(code);
-  if (trimmed.empty() || trimmed.back() != ';') return std::nullopt;
-  size_t eq = trimmed.rfind('=');
-  if (eq == std::string_view::npos || eq == 0) return std::nullopt;
-  // The value: between '=' and ';'.
-  size_t vb = eq + 1;
-  while (vb < trimmed.size() && IsSpace(trimmed[vb])) ++vb;
-  size_t ve = vb;
-  while (ve < trimmed.size() && IsValueChar(trimmed[ve])) ++ve;
-  if (ve == vb) return std::nullopt;
-  size_t rest = ve;
-  while (rest < trimmed.size() && IsSpace(trimmed[rest])) ++rest;
-  if (rest != trimmed.size() - 1) return std::nullopt;
-  // The name: the identifier before '='.
-  size_t ne = eq;
-  while (ne > 0 && IsSpace(trimmed[ne - 1])) --ne;
-  size_t nb = ne;
-  while (nb > 0 && IsIdentChar(trimmed[nb - 1])) --nb;
-  if (nb == ne || !IsIdentStart(trimmed[nb])) return std::nullopt;
-  std::string_view before = trimmed.substr(0, nb);
-  // Whole-word `const` or `constexpr` among the specifiers.
-  bool constant = false;
-  for (size_t i = 0; i + 5 <= before.size(); ++i) {
-    if (before.substr(i, 5) != "const") continue;
-    if (i > 0 && IsIdentChar(before[i - 1])) continue;
-    size_t end = i + 5;
-    if (before.substr(i, 9) == "constexpr") end = i + 9;
-    if (end < before.size() && IsIdentChar(before[end])) continue;
-    constant = true;
-  }
-  if (!constant) return std::nullopt;
-  Declaration d;
-  d.name = std::string(trimmed.substr(nb, ne - nb));
-  d.value_begin = vb;
-  d.value_end = ve;
-  return d;
 }
 
 // Adds `value` to `values` where the header comment says.
@@ -156,80 +76,199 @@ void InsertCurrent(const std::string& value, std::vector<std::string>* values) {
   values->insert(values->begin(), value);
 }
 
+// A Python annotation's text after the marker: `NAME = V1, V2` names its tunable, `V1 V2` not.
+struct AnnotationText {
+  std::string name;
+  std::vector<std::string> values;
+};
+
+AnnotationText ReadAnnotation(std::string_view rest) {
+  size_t i = 0;
+  while (i < rest.size() && IsSpace(rest[i])) ++i;
+  size_t name_end = i;
+  while (name_end < rest.size() &&
+         (std::isalnum(static_cast<unsigned char>(rest[name_end])) || rest[name_end] == '_')) {
+    ++name_end;
+  }
+  size_t eq = name_end;
+  while (eq < rest.size() && IsSpace(rest[eq])) ++eq;
+  if (name_end > i && eq < rest.size() && rest[eq] == '=' &&
+      !std::isdigit(static_cast<unsigned char>(rest[i]))) {
+    return {std::string(rest.substr(i, name_end - i)), SplitValues(rest.substr(eq + 1))};
+  }
+  return {"", SplitValues(rest)};
+}
+
+// One scan of a source: line by line, C annotations (`// kope:tune`) everywhere, Python ones
+// (`# kope:tune`) where the source reads as Python.
+class Scanner {
+ public:
+  explicit Scanner(std::string_view source)
+      : source_(source), python_(internal::LooksLikePython(source)) {}
+
+  TunableScan Run() {
+    size_t line_begin = 0;
+    int line_no = 0;
+    while (line_begin <= source_.size()) {
+      size_t line_end = source_.find('\n', line_begin);
+      if (line_end == std::string_view::npos) line_end = source_.size();
+      ++line_no;
+      Line(source_.substr(line_begin, line_end - line_begin), line_no, line_begin);
+      if (line_end == source_.size()) break;
+      line_begin = line_end + 1;
+    }
+    for (const Pending& p : pending_) {
+      Problem(p.line, "kope:tune " + p.name + " is followed by no line that assigns it");
+    }
+    return std::move(scan_);
+  }
+
+ private:
+  // A named Python annotation on a line of its own, for the next line of code.
+  struct Pending {
+    std::string name;
+    std::vector<std::string> values;
+    int line = 0;
+  };
+
+  void Problem(int line_no, const std::string& what) {
+    scan_.problems.push_back("line " + std::to_string(line_no) + ": " + what);
+  }
+
+  void Line(std::string_view line, int line_no, size_t line_begin) {
+    const size_t hash = python_ ? internal::PythonCommentStart(line) : std::string_view::npos;
+    const size_t first = line.find_first_not_of(" \t\r");
+    const bool code_line = first != std::string_view::npos && first != hash;
+    if (code_line && !pending_.empty()) Assign(line.substr(0, hash), line_no, line_begin);
+    const size_t marker = line.find(kMarker);
+    if (marker == std::string_view::npos) return;
+    if (hash != std::string_view::npos && hash < marker) {
+      PythonAnnotation(line, hash, marker, line_no, line_begin);
+    } else {
+      CAnnotation(line, marker, line_no, line_begin);
+    }
+  }
+
+  void CAnnotation(std::string_view line, size_t marker, int line_no, size_t line_begin) {
+    size_t comment = line.rfind("//", marker);
+    const bool comment_only = comment != std::string_view::npos &&
+                              line.find_first_not_of(" \t", 0) == comment;  // prose, not one
+    if (comment_only) return;
+    if (comment == std::string_view::npos) {
+      Problem(line_no, python_ ? "kope:tune must be in a # comment at the end of the line it "
+                                 "annotates, or on the line above it naming the tunable"
+                               : "kope:tune must be in a // comment at the end of the line it "
+                                 "annotates");
+      return;
+    }
+    std::string_view code = line.substr(0, comment);
+    std::optional<Declaration> decl = internal::ParseDefine(code);
+    if (!decl) decl = internal::ParseConstant(code);
+    if (!decl) {
+      Problem(line_no,
+              "kope:tune must annotate `#define NAME VALUE` or a const/constexpr `NAME = "
+              "VALUE;` declaration");
+      return;
+    }
+    Add(*decl, SplitValues(line.substr(marker + kMarker.size())), code, line_no, line_begin);
+  }
+
+  void PythonAnnotation(std::string_view line, size_t hash, size_t marker, int line_no,
+                        size_t line_begin) {
+    AnnotationText text = ReadAnnotation(line.substr(marker + kMarker.size()));
+    const bool comment_only = line.find_first_not_of(" \t") == hash;
+    if (comment_only) {
+      // Unnamed, it is prose about kope:tune; named, it annotates the next line of code.
+      if (!text.name.empty()) pending_.push_back({text.name, std::move(text.values), line_no});
+      return;
+    }
+    std::string_view code = line.substr(0, hash);
+    std::vector<Declaration> assignments = internal::PythonAssignments(code);
+    std::optional<Declaration> decl;
+    for (const Declaration& d : assignments) {
+      if (text.name.empty() ? assignments.size() == 1 : d.name == text.name) {
+        decl = d;
+        break;
+      }
+    }
+    if (!decl) {
+      Problem(line_no, !text.name.empty() ? "kope:tune " + text.name + ": the line assigns no " +
+                                                text.name + " = VALUE"
+                       : assignments.empty()
+                           ? "kope:tune must annotate `NAME = VALUE`, `NAME: TYPE = VALUE` or "
+                             "a keyword argument `NAME=VALUE`"
+                           : "the line assigns several names: say which one, `# kope:tune NAME "
+                             "= V1, V2`");
+      return;
+    }
+    Add(*decl, std::move(text.values), code, line_no, line_begin);
+  }
+
+  // The line of code after named annotations: each must be assigned there.
+  void Assign(std::string_view code, int line_no, size_t line_begin) {
+    std::vector<Pending> pending = std::move(pending_);
+    pending_.clear();
+    std::vector<Declaration> assignments = internal::PythonAssignments(code);
+    for (Pending& p : pending) {
+      auto it = std::find_if(assignments.begin(), assignments.end(),
+                             [&](const Declaration& d) { return d.name == p.name; });
+      if (it == assignments.end()) {
+        Problem(p.line, "kope:tune " + p.name + ": the next line (" + std::to_string(line_no) +
+                            ") assigns no " + p.name + " = VALUE");
+        continue;
+      }
+      Add(*it, std::move(p.values), code, line_no, line_begin);
+    }
+  }
+
+  // The checks every annotation passes; `decl` is within `code`, the start of the line at
+  // `line_begin` in the source.
+  void Add(const Declaration& decl, std::vector<std::string> values, std::string_view code,
+           int line_no, size_t line_begin) {
+    bool values_ok = !values.empty() && values.size() <= kMaxValues;
+    for (const std::string& v : values) {
+      values_ok = values_ok && std::all_of(v.begin(), v.end(), IsValueChar);
+    }
+    std::set<std::string> distinct(values.begin(), values.end());
+    if (!values_ok) {
+      Problem(line_no, "kope:tune for " + decl.name +
+                           " needs 1 to 32 values made of letters, digits, '_', '.', '+' or '-'");
+    } else if (distinct.size() != values.size()) {
+      Problem(line_no, "kope:tune for " + decl.name + " lists a value twice");
+    } else if (names_.count(decl.name) > 0) {
+      Problem(line_no, decl.name + " is annotated twice");
+    } else if (scan_.tunables.size() >= kMaxTunables) {
+      Problem(line_no, "more than 16 tunables; " + decl.name + " is ignored");
+    } else {
+      Tunable t;
+      t.name = decl.name;
+      t.value = std::string(code.substr(decl.value_begin, decl.value_end - decl.value_begin));
+      t.values = std::move(values);
+      if (std::find(t.values.begin(), t.values.end(), t.value) == t.values.end()) {
+        InsertCurrent(t.value, &t.values);
+      }
+      t.line = line_no;
+      t.value_offset = line_begin + decl.value_begin;
+      t.value_length = decl.value_end - decl.value_begin;
+      names_.insert(t.name);
+      scan_.tunables.push_back(std::move(t));
+    }
+  }
+
+  std::string_view source_;
+  bool python_ = false;
+  TunableScan scan_;
+  std::set<std::string, std::less<>> names_;
+  std::vector<Pending> pending_;
+};
+
 }  // namespace
 
 bool MentionsTunables(std::string_view source) {
   return source.find(kMarker) != std::string_view::npos;
 }
 
-TunableScan FindTunables(std::string_view source) {
-  TunableScan scan;
-  std::set<std::string, std::less<>> names;
-  size_t line_begin = 0;
-  int line_no = 0;
-  while (line_begin <= source.size()) {
-    size_t line_end = source.find('\n', line_begin);
-    if (line_end == std::string_view::npos) line_end = source.size();
-    ++line_no;
-    std::string_view line = source.substr(line_begin, line_end - line_begin);
-    size_t marker = line.find(kMarker);
-    if (marker != std::string_view::npos) {
-      auto problem = [&](const std::string& what) {
-        scan.problems.push_back("line " + std::to_string(line_no) + ": " + what);
-      };
-      size_t comment = line.rfind("//", marker);
-      const bool comment_only =
-          comment != std::string_view::npos &&
-          line.find_first_not_of(" \t", 0) == comment;  // prose about kope:tune, not an annotation
-      if (comment_only) {
-        // Nothing to annotate: a comment line that mentions the marker.
-      } else if (comment == std::string_view::npos) {
-        problem("kope:tune must be in a // comment at the end of the line it annotates");
-      } else {
-        std::string_view code = line.substr(0, comment);
-        std::optional<Declaration> decl = ParseDefine(code);
-        if (!decl) decl = ParseConstant(code);
-        std::vector<std::string> values = SplitValues(line.substr(marker + kMarker.size()));
-        bool values_ok = !values.empty() && values.size() <= kMaxValues;
-        for (const std::string& v : values) {
-          values_ok = values_ok && std::all_of(v.begin(), v.end(), IsValueChar);
-        }
-        std::set<std::string> distinct(values.begin(), values.end());
-        if (!decl) {
-          problem(
-              "kope:tune must annotate `#define NAME VALUE` or a const/constexpr `NAME = "
-              "VALUE;` declaration");
-        } else if (!values_ok) {
-          problem("kope:tune for " + decl->name +
-                  " needs 1 to 32 values made of letters, digits, '_', '.', '+' or '-'");
-        } else if (distinct.size() != values.size()) {
-          problem("kope:tune for " + decl->name + " lists a value twice");
-        } else if (names.count(decl->name) > 0) {
-          problem(decl->name + " is annotated twice");
-        } else if (scan.tunables.size() >= kMaxTunables) {
-          problem("more than 16 tunables; " + decl->name + " is ignored");
-        } else {
-          Tunable t;
-          t.name = decl->name;
-          t.value =
-              std::string(code.substr(decl->value_begin, decl->value_end - decl->value_begin));
-          t.values = std::move(values);
-          if (std::find(t.values.begin(), t.values.end(), t.value) == t.values.end()) {
-            InsertCurrent(t.value, &t.values);
-          }
-          t.line = line_no;
-          t.value_offset = line_begin + decl->value_begin;
-          t.value_length = decl->value_end - decl->value_begin;
-          names.insert(t.name);
-          scan.tunables.push_back(std::move(t));
-        }
-      }
-    }
-    if (line_end == source.size()) break;
-    line_begin = line_end + 1;
-  }
-  return scan;
-}
+TunableScan FindTunables(std::string_view source) { return Scanner(source).Run(); }
 
 TuningPoint CurrentPoint(const std::vector<Tunable>& tunables) {
   TuningPoint point;

@@ -62,6 +62,54 @@ Status WriteText(const fs::path& path, const std::string& text) {
   return Status::Ok();
 }
 
+// Each language's figures, from every task's attempts and best kernel.
+std::vector<LanguageMetrics> LanguageFigures(const std::vector<TaskResult>& tasks) {
+  std::vector<LanguageMetrics> out;
+  std::vector<double> log_sums;
+  auto entry = [&](const std::string& language) -> size_t {
+    for (size_t i = 0; i < out.size(); ++i) {
+      if (out[i].language == language) return i;
+    }
+    LanguageMetrics fresh;
+    fresh.language = language;
+    out.push_back(std::move(fresh));
+    log_sums.push_back(0);
+    return out.size() - 1;
+  };
+  for (const TaskResult& t : tasks) {
+    if (!t.report) continue;
+    for (const agent::LanguageResult& r : agent::ResultsByLanguage(t.report->attempts)) {
+      const size_t i = entry(r.language);
+      out[i].attempts += r.attempts;
+      out[i].valid_attempts += r.valid;
+      if (!r.best_speedup) continue;
+      out[i].tasks_passed++;
+      out[i].best_speedup = std::max(out[i].best_speedup, *r.best_speedup);
+      log_sums[i] += std::log(*r.best_speedup);
+    }
+    if (t.valid()) out[entry(t.report->best->language)].tasks_won++;
+  }
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out[i].tasks_passed > 0)
+      out[i].geomean_speedup = std::exp(log_sums[i] / out[i].tasks_passed);
+  }
+  return out;
+}
+
+json LanguagesJson(const std::vector<LanguageMetrics>& languages) {
+  json out = json::array();
+  for (const LanguageMetrics& l : languages) {
+    out.push_back({{"language", l.language},
+                   {"attempts", l.attempts},
+                   {"valid_attempts", l.valid_attempts},
+                   {"tasks_passed", l.tasks_passed},
+                   {"tasks_won", l.tasks_won},
+                   {"best_speedup", l.best_speedup},
+                   {"geomean_speedup", l.geomean_speedup}});
+  }
+  return out;
+}
+
 }  // namespace
 
 SuiteMetrics ComputeMetrics(const std::vector<TaskResult>& tasks) {
@@ -102,6 +150,7 @@ SuiteMetrics ComputeMetrics(const std::vector<TaskResult>& tasks) {
     m.mean_roofline = roofline / m.roofline_tasks;
     m.mean_baseline_roofline = baseline_roofline / m.roofline_tasks;
   }
+  m.languages = LanguageFigures(tasks);
   return m;
 }
 
@@ -120,7 +169,8 @@ std::string SuiteReportToJson(const SuiteReport& r, int indent) {
                   {"prompt_tokens", m.prompt_tokens},
                   {"completion_tokens", m.completion_tokens},
                   {"tokens", m.prompt_tokens + m.completion_tokens},
-                  {"cost_usd", m.cost_usd}};
+                  {"cost_usd", m.cost_usd},
+                  {"languages", LanguagesJson(m.languages)}};
   json tasks = json::array();
   for (const TaskResult& t : r.tasks) {
     json task = {{"name", t.name},     {"family", t.family}, {"dir", t.dir.string()},
@@ -144,20 +194,21 @@ std::string SuiteReportToJson(const SuiteReport& r, int indent) {
 std::string SuiteReportToCsv(const SuiteReport& r) {
   std::string out =
       "task,family,status,valid,speedup,roofline,baseline_roofline,attempts,valid_attempts,"
-      "prompt_tokens,completion_tokens,cost_usd,stop_reason,best_attempt,run,error\n";
+      "prompt_tokens,completion_tokens,cost_usd,stop_reason,best_attempt,run,best_language,"
+      "error\n";
   for (const TaskResult& t : r.tasks) {
     const agent::EpisodeReport* e = t.report ? &*t.report : nullptr;
     const bool has_roofline = t.valid() && e->best->roofline.has_value();
-    out +=
-        fmt::format("{},{},{},{},{},{},{},{},{},{},{},{:.6f},{},{},{},{}\n", CsvField(t.name),
-                    CsvField(t.family), t.status, t.valid() ? 1 : 0,
-                    t.valid() ? fmt::format("{:.4f}", t.speedup()) : "",
-                    has_roofline ? fmt::format("{:.4f}", *e->best->roofline) : "",
-                    has_roofline ? fmt::format("{:.4f}", e->baseline_roofline) : "",
-                    e ? e->attempts.size() : 0, e ? e->valid_attempts : 0, e ? e->prompt_tokens : 0,
-                    e ? e->completion_tokens : 0, e ? e->cost_usd : 0.0, e ? e->stop_reason : "",
-                    e && e->best ? fmt::format("a{}", e->best->id) : "",
-                    e ? fmt::format("r{}", e->run_id) : "", CsvField(t.error));
+    out += fmt::format(
+        "{},{},{},{},{},{},{},{},{},{},{},{:.6f},{},{},{},{},{}\n", CsvField(t.name),
+        CsvField(t.family), t.status, t.valid() ? 1 : 0,
+        t.valid() ? fmt::format("{:.4f}", t.speedup()) : "",
+        has_roofline ? fmt::format("{:.4f}", *e->best->roofline) : "",
+        has_roofline ? fmt::format("{:.4f}", e->baseline_roofline) : "", e ? e->attempts.size() : 0,
+        e ? e->valid_attempts : 0, e ? e->prompt_tokens : 0, e ? e->completion_tokens : 0,
+        e ? e->cost_usd : 0.0, e ? e->stop_reason : "",
+        e && e->best ? fmt::format("a{}", e->best->id) : "", e ? fmt::format("r{}", e->run_id) : "",
+        t.valid() ? e->best->language : "", CsvField(t.error));
   }
   return out;
 }
@@ -239,7 +290,17 @@ std::string FormatSuiteSummary(const SuiteReport& r) {
   }
   s += fmt::format(" | {} attempts | {} tokens", m.attempts, m.prompt_tokens + m.completion_tokens);
   if (m.cost_usd > 0) s += fmt::format(" | ${:.4f}", m.cost_usd);
-  return s + "\n";
+  s += "\n";
+  if (m.languages.size() > 1) {
+    for (const LanguageMetrics& l : m.languages) {
+      s += fmt::format(
+          "  {:<7} passed {} of {} tasks, best kernel of {} | best {:.2f}x, geomean {:.2f}x | {} "
+          "attempts ({} valid)\n",
+          l.language, l.tasks_passed, m.tasks, l.tasks_won, l.best_speedup, l.geomean_speedup,
+          l.attempts, l.valid_attempts);
+    }
+  }
+  return s;
 }
 
 Status WriteSuiteReport(const SuiteReport& report, const fs::path& out_dir) {

@@ -56,6 +56,65 @@ TEST(SuiteMetricsTest, PassRateFastPGeomeanAndRoofline) {
   EXPECT_EQ(m.attempts, 12);
 }
 
+agent::AttemptSummary Attempt(memory::NodeId id, const std::string& language,
+                              std::optional<double> speedup) {
+  agent::AttemptSummary a;
+  a.id = id;
+  a.language = language;
+  a.verdict = speedup ? "valid" : "incorrect";
+  a.speedup = speedup;
+  return a;
+}
+
+// A run in two languages: each one's attempts, the tasks it passed and won, its best speedups.
+TEST(SuiteMetricsTest, PerLanguagePassesAndBestSpeedups) {
+  TaskResult a = Result("a", 2.0);
+  a.report->attempts = {Attempt(1, "cpp", 1.2), Attempt(2, "triton", 2.0),
+                        Attempt(3, "triton", std::nullopt)};
+  a.report->best = a.report->attempts[1];
+  TaskResult b = Result("b", 1.5);
+  b.report->attempts = {Attempt(4, "cpp", 1.5), Attempt(5, "triton", std::nullopt)};
+  b.report->best = b.report->attempts[0];
+  TaskResult c = Result("c", std::nullopt);
+  c.report->attempts = {Attempt(6, "cpp", std::nullopt), Attempt(7, "triton", 0.5)};
+  c.report->attempts[1].flagged = true;  // a flagged result passes nothing
+  SuiteMetrics m = ComputeMetrics({a, b, c});
+  ASSERT_EQ(m.languages.size(), 2u);
+  const LanguageMetrics& cpp = m.languages[0];
+  EXPECT_EQ(cpp.language, "cpp");
+  EXPECT_EQ(cpp.attempts, 3);
+  EXPECT_EQ(cpp.valid_attempts, 2);
+  EXPECT_EQ(cpp.tasks_passed, 2);
+  EXPECT_EQ(cpp.tasks_won, 1);
+  EXPECT_DOUBLE_EQ(cpp.best_speedup, 1.5);
+  EXPECT_NEAR(cpp.geomean_speedup, std::sqrt(1.2 * 1.5), 1e-12);
+  const LanguageMetrics& triton = m.languages[1];
+  EXPECT_EQ(triton.language, "triton");
+  EXPECT_EQ(triton.attempts, 4);
+  EXPECT_EQ(triton.valid_attempts, 1);
+  EXPECT_EQ(triton.tasks_passed, 1);
+  EXPECT_EQ(triton.tasks_won, 1);
+  EXPECT_DOUBLE_EQ(triton.best_speedup, 2.0);
+
+  SuiteReport report;
+  report.name = "languages";
+  report.tasks = {a, b, c};
+  report.metrics = m;
+  const std::string summary = FormatSuiteSummary(report);
+  EXPECT_NE(summary.find("  triton  passed 1 of 3 tasks, best kernel of 1 | best 2.00x"),
+            std::string::npos)
+      << summary;
+  EXPECT_NE(summary.find("  cpp     passed 2 of 3 tasks"), std::string::npos) << summary;
+  nlohmann::json j = nlohmann::json::parse(SuiteReportToJson(report));
+  ASSERT_EQ(j["metrics"]["languages"].size(), 2u);
+  EXPECT_EQ(j["metrics"]["languages"][1]["tasks_passed"], 1);
+  const std::string csv = SuiteReportToCsv(report);
+  EXPECT_NE(csv.find(",best_language,error\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",triton,\n"), std::string::npos) << csv;
+  // One language: no per-language lines.
+  EXPECT_EQ(FormatSuiteSummary(SuiteReport{}).find("passed"), std::string::npos);
+}
+
 TEST(SuiteReportTest, CsvAndSvgHaveARowPerTask) {
   SuiteReport report;
   report.name = "demo";

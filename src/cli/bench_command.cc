@@ -26,6 +26,7 @@ struct BenchArgs {
   std::string out;
   std::string store;
   std::string backend = "auto";
+  std::string language;
   bool llm = false;
   std::string provider;
   std::string llm_config;
@@ -60,6 +61,13 @@ int RunBench(const BenchArgs& args) {
     std::cerr << "kope bench: " << backend.status().message() << "\n";
     return 1;
   }
+  const std::string native((*backend)->language());
+  if ((args.language == "cpp" || args.language == "cuda") && args.language != native) {
+    std::cerr << "kope bench: --language " << args.language << " writes native kernels for the "
+              << (args.language == "cuda" ? "cuda" : "cpu") << " backend, and this suite runs on "
+              << (*backend)->name() << " (choose it with --backend)\n";
+    return 2;
+  }
   agent::ProposerChoice choice;
   choice.llm = args.llm;
   choice.provider = args.provider;
@@ -83,6 +91,7 @@ int RunBench(const BenchArgs& args) {
   options.episode.stop.patience = args.patience;
   options.episode.stop.speed_of_light = args.sol;
   options.episode.confirm = !args.no_confirm;
+  options.episode.language = args.language;
   options.episode.eval.use_bubblewrap = !args.no_bubblewrap;
   options.episode.config_json = proposers->config_json();
   options.episode.cancel = &g_bench_cancel;
@@ -138,6 +147,13 @@ void RegisterBenchCommand(CLI::App& app, int* exit_code) {
       ->expected(0, 1);
   cmd->add_option("--llm-config", args->llm_config,
                   "LLM configuration file (default: $KOPE_LLM_CONFIG)");
+  cmd->add_option("--language", args->language,
+                  "What the proposer writes for every task: cpp or cuda (native kernels, the "
+                  "backend's language; the default), triton or torch (ModelNew modules; PyTorch "
+                  "tasks only, others fail with the reason), or alternate (native and triton in "
+                  "turns). With more than one language, the report gives each one's passes and "
+                  "best speedups")
+      ->check(CLI::IsMember({"cpp", "cuda", "triton", "torch", "alternate"}));
   cmd->add_option("-j,--jobs", args->jobs, "Episodes at once (default 1: fair timings)")
       ->check(CLI::Range(1, 256));
   cmd->add_option("--attempts", args->attempts, "Attempts per task (default 30)")

@@ -9,6 +9,7 @@
 
 #include "commands.h"
 #include "kope/agent/backend_choice.h"
+#include "kope/agent/candidate_language.h"
 #include "kope/agent/episode.h"
 #include "kope/agent/progress.h"
 #include "kope/agent/proposer_setup.h"
@@ -31,6 +32,7 @@ struct OptimizeArgs {
   std::string task;
   std::string store;
   std::string backend = "auto";
+  std::string language;
   bool llm = false;
   std::string provider;
   std::string llm_config;
@@ -58,6 +60,17 @@ int RunOptimize(const OptimizeArgs& args) {
     std::cerr << "kope optimize: " << task.status().message() << "\n";
     return 2;
   }
+  Result<std::unique_ptr<Backend>> backend = agent::OpenBackend({args.backend, &*task, {}});
+  if (!backend.ok()) {
+    std::cerr << "kope optimize: " << backend.status().message() << "\n";
+    return backend.status().code() == StatusCode::kInvalidArgument ? 2 : 1;
+  }
+  Result<std::string> language =
+      agent::ResolveLanguageChoice(args.language, (*backend)->language(), *task);
+  if (!language.ok()) {
+    std::cerr << "kope optimize: " << language.status().message() << "\n";
+    return 2;
+  }
   Result<std::string> location = memory::ResolveStoreLocation(args.store);
   if (!location.ok()) {
     std::cerr << "kope optimize: " << location.status().message() << "\n";
@@ -67,11 +80,6 @@ int RunOptimize(const OptimizeArgs& args) {
   if (!store.ok()) {
     std::cerr << "kope optimize: " << store.status().message() << "\n";
     return 1;
-  }
-  Result<std::unique_ptr<Backend>> backend = agent::OpenBackend({args.backend, &*task, {}});
-  if (!backend.ok()) {
-    std::cerr << "kope optimize: " << backend.status().message() << "\n";
-    return backend.status().code() == StatusCode::kInvalidArgument ? 2 : 1;
   }
   agent::ProposerChoice choice;
   choice.llm = args.llm;
@@ -95,6 +103,7 @@ int RunOptimize(const OptimizeArgs& args) {
   options.stop.patience = args.patience;
   options.stop.speed_of_light = args.sol;
   options.label = args.label;
+  options.language = *language;
   options.resume = !args.fresh;
   options.run_id = args.run;
   options.confirm = !args.no_confirm;
@@ -121,7 +130,8 @@ int RunOptimize(const OptimizeArgs& args) {
 
   std::string out = args.out;
   if (out.empty() && report->best) {
-    out = task->name + "_best." + ((*backend)->language() == "cuda" ? "cu" : "cc");
+    out = task->name + "_best" +
+          std::string(agent::SourceExtension(report->best_source, (*backend)->language()));
   }
   if (report->best && !out.empty()) {
     std::ofstream file(out, std::ios::binary | std::ios::trunc);
@@ -166,6 +176,16 @@ void RegisterOptimizeCommand(CLI::App& app, int* exit_code) {
                   "Experience store (default: $KOPE_STORE, else the user's data folder)");
   cmd->add_option("--backend", args->backend, "auto, cpu or cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+  cmd->add_option(
+         "--language", args->language,
+         "What the proposer writes: cpp or cuda, a native kernel in kope's C ABI in the "
+         "backend's language (the default); triton, a ModelNew module (KernelBench's format: a "
+         "Python file defining class ModelNew(nn.Module) with Model's constructor and forward) "
+         "whose kernels are @triton.jit; torch, a ModelNew in PyTorch (load_inline allowed); "
+         "alternate, the native language and triton in turns. triton, torch and alternate need "
+         "a PyTorch task (a KernelBench problem); attempts record their language, and runs are "
+         "resumed only with the same choice")
+      ->check(CLI::IsMember({"cpp", "cuda", "triton", "torch", "alternate"}));
   cmd->add_option("--attempts", args->attempts, "Attempts in the run (default 30)")
       ->check(CLI::Range(1, 100000));
   cmd->add_option("--time", args->time, "Wall-time budget of this session in seconds (0: none)")
@@ -179,7 +199,9 @@ void RegisterOptimizeCommand(CLI::App& app, int* exit_code) {
                   "Stop when the best reaches this fraction of the roofline (0: never; 0.9)")
       ->check(CLI::Range(0.0, 10.0));
   cmd->add_flag("--json", args->json, "Print the episode report as JSON");
-  cmd->add_option("--out", args->out, "Where to write the best kernel (default: TASK_best.cc)");
+  cmd->add_option("--out", args->out,
+                  "Where to write the best kernel (default: TASK_best.cc, .cu, or .py for a "
+                  "ModelNew)");
   cmd->add_flag("--fresh", args->fresh, "Start a new run instead of resuming an unfinished one");
   cmd->add_option("--run", args->run, "Resume this run (its id)");
   cmd->add_flag("--no-transfer", args->no_transfer,

@@ -18,7 +18,11 @@ namespace kope::context::internal {
 struct State {
   const ContextRequest* request = nullptr;
   TokenCounter counter;
-  std::string language;  // "cpp" or "cuda": the code the proposer writes
+  std::string language;  // "cpp" or "cuda": the hardware's native language (its bench sizes)
+  // What the proposer writes: `language`, or "triton" / "torch" (a ModelNew module).
+  std::string candidate_language;
+  bool model_new = false;      // candidate_language is triton or torch
+  std::string problem_source;  // the PyTorch problem, when model_new
   memory::NodeId task_id = 0;
   std::string task_name;
   std::string family;
@@ -32,6 +36,7 @@ struct State {
   std::optional<memory::AttemptView> node;
   std::vector<memory::AttemptView> lineage;
   std::string base_source;                // the node's source, or the task's baseline; may be empty
+  std::string base_fence;                 // base_source's fence language ("cpp", "python", ...)
   std::vector<std::string> query_words;   // the state in words (sorted), for text similarity
   std::vector<std::string> search_words;  // the same, most specific first, for the text search
   memory::UnixMillis now = 0;             // the newest timestamp seen (no clock is read)

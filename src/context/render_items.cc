@@ -197,13 +197,14 @@ Forms ExemplarForms(const Candidate& c, const State& state, std::string_view sou
   const std::string head = "### " + Ref(v) + " on " + c.origin + ": " +
                            OutcomeText(v.outcome, std::nullopt, false) + "\n";
   std::string full = head + OneLine(v.attempt.decision, 400) + "\n";
-  if (!source.empty()) full += Fenced(state.language, ExcerptCode(source, 60));
+  const std::string fence = FenceLanguage(source, state.language);
+  if (!source.empty()) full += Fenced(fence, ExcerptCode(source, 60));
   std::string summary = head + FirstSentence(v.attempt.decision, 160) + "\n";
   const std::string hunks = DiffHunks(v.attempt.diff, 14);
   if (!hunks.empty()) {
     summary += "Its last change:\n" + Fenced("diff", hunks);
   } else if (!source.empty()) {
-    summary += Fenced(state.language, ExcerptCode(source, 15));
+    summary += Fenced(fence, ExcerptCode(source, 15));
   }
   const std::string task = c.origin.substr(0, c.origin.find(" ("));
   return {{Fidelity::kFull, full},
@@ -282,7 +283,7 @@ std::string TurnText(const AttemptView& view, std::string_view source, std::stri
     out += " (changed from " + ShortRef({NodeKind::kAttempt, view.attempt.parent_id}) + ")";
   }
   out += "\nDECISION: " + OneLine(view.attempt.decision, 4000) + "\n";
-  if (!source.empty()) out += Fenced(language, source);
+  if (!source.empty()) out += Fenced(FenceLanguage(source, language), source);
   std::string result = OutcomeText(view.outcome, std::nullopt, true);
   if (view.outcome && view.outcome->verdict == memory::kVerdictValid) {
     const std::string timing = EvidenceText(*view.outcome, true);

@@ -56,6 +56,7 @@ std::string HardwareText(const HardwareInfo& hw) {
 
 std::string NodeHeader(const State& state) {
   if (!state.node) {
+    if (state.model_new) return "# No ModelNew yet: write the first one\n";
     return state.base_source.empty() ? "# No kernel yet: write the first one\n"
                                      : "# The kernel to change: the task's baseline\n";
   }
@@ -76,7 +77,56 @@ std::string Fenced(std::string_view language, std::string_view code) {
 
 }  // namespace
 
-std::string SystemPrompt(const State& state) {
+// The system prompt's account of a ModelNew module and its language.
+std::string ModelNewRules(const State& state) {
+  std::string out =
+      "You optimize one PyTorch problem for kope by writing its ModelNew. Each reply proposes one "
+      "change to the ModelNew you are given (or a first one) and the complete new Python file. "
+      "kope runs it, checks its outputs against the problem's Model on fresh random inputs at "
+      "several sizes, times it against Model (and torch.compile of it) on the target hardware, "
+      "and records the result in an experience graph that later prompts draw on. A faster "
+      "module that is wrong, or fails on any checked size, counts for nothing.\n\n"
+      "The candidate is a Python file in KernelBench's format: it defines class "
+      "ModelNew(nn.Module), whose constructor takes the same arguments as the problem's Model "
+      "(kope builds it as ModelNew(*get_init_inputs())) and whose forward takes the same "
+      "arguments as Model.forward and returns the same outputs, with the same shapes and "
+      "dtypes. ModelNew must hold the same parameters as Model, in the same order and with the "
+      "same shapes (kope binds its own values to them by position): create them as Model does. "
+      "Keep the sizes general: the same module is checked at several sizes. Import what you use "
+      "(torch, torch.nn, triton, triton.language); do not print, and do not change the inputs.\n"
+      "A ModelNew has this shape:\n" +
+      Fenced("python",
+             "import torch\nimport torch.nn as nn\n\n\nclass ModelNew(nn.Module):\n"
+             "    def __init__(self, *init_args):  # Model's constructor arguments\n"
+             "        super().__init__()\n"
+             "        ...  # the same parameters as Model, in the same order\n\n"
+             "    def forward(self, *args):  # Model.forward's arguments\n"
+             "        ...  # the same outputs as Model.forward\n") +
+      "\n";
+  const bool gpu = state.hardware.backend == "cuda";
+  out += gpu ? "The tensors are on the GPU (cuda); PyTorch's current stream is the one timed.\n"
+             : "The tensors are in host memory (the CPU).\n";
+  if (state.candidate_language == "triton") {
+    out +=
+        "Write the computation as Triton kernels (@triton.jit functions using triton.language "
+        "as tl) launched from forward; PyTorch is for allocating outputs, views and launch "
+        "arithmetic.\n";
+  } else {
+    out +=
+        "Write forward with PyTorch operations (fused, reordered or replaced by faster ones), "
+        "or with kernels of your own built by torch.utils.cpp_extension.load_inline.\n";
+  }
+  if (state.request->task != nullptr && state.request->task->torch &&
+      state.request->task->torch->forbid_torch_ops) {
+    out +=
+        "This task forbids PyTorch's compute operations inside ModelNew (anything beyond "
+        "allocation, views, copies and fills fails): compute with your own kernels.\n";
+  }
+  return out + "\n" + std::string(llm::ReplyFormatInstructions(llm::SourceFormat::kModelNew));
+}
+
+// The system prompt's account of a native kernel: the compiler, the ABI and the reply format.
+std::string NativeRules(const State& state) {
   std::string out =
       "You optimize one compute kernel for kope. Each reply proposes one change to the kernel you "
       "are given (or a first kernel) and the complete new source file. kope compiles it, checks "
@@ -96,7 +146,11 @@ std::string SystemPrompt(const State& state) {
         "extern \"C\". Tensors live in host memory; the stream is null.\n\n";
   }
   out += "The kernel ABI (include/kope/kernel.h):\n" + Fenced("c", KernelAbiHeader()) + "\n";
-  out += std::string(llm::ReplyFormatInstructions());
+  return out + std::string(llm::ReplyFormatInstructions());
+}
+
+std::string SystemPrompt(const State& state) {
+  std::string out = state.model_new ? ModelNewRules(state) : NativeRules(state);
   if (out.back() != '\n') out.push_back('\n');
   // Tags from this vocabulary let evidence add up across tasks (decision classes).
   out += "\nTAGS that kope recognizes:";
@@ -110,7 +164,9 @@ std::string TaskText(const State& state) {
   if (!state.description.empty()) out += OneLine(state.description, 2000) + "\n";
   const Task* task = state.request->task;
   if (task != nullptr) {
-    out += "Inputs, in this order:\n";
+    out += state.model_new ? "Tensors (forward's arguments, then Model's parameters), as kope "
+                             "draws them:\n"
+                           : "Inputs, in this order:\n";
     for (const TensorSpec& t : task->inputs) {
       out += "- " + t.name + ": " + std::string(DTypeName(t.dtype)) + " " + Shape(t) + "\n";
     }
@@ -137,6 +193,10 @@ std::string TaskText(const State& state) {
       if (task->bytes && task->flops) out += ", ";
       if (task->flops) out += "flops " + task->flops->text();
       out += "\n";
+    }
+    if (state.model_new) {
+      out += "\n# The problem (PyTorch): its Model is the reference and the baseline\n" +
+             Fenced("python", state.problem_source);
     }
   } else {
     if (state.size > 0) out += "Size: about " + HumanCount(state.size) + " elements\n";
@@ -167,15 +227,22 @@ Forms KernelForms(const State& state) {
   const size_t lines = LineCount(state.base_source);
   Forms forms;
   forms.emplace_back(Fidelity::kFull,
-                     header + decision + error_full + Fenced(state.language, state.base_source));
+                     header + decision + error_full + Fenced(state.base_fence, state.base_source));
   forms.emplace_back(Fidelity::kSummary,
                      header + decision + error_short + "An excerpt of its " +
                          std::to_string(lines) + " lines (write the whole file):\n" +
-                         Fenced(state.language, ExcerptCode(state.base_source, 60)));
+                         Fenced(state.base_fence, ExcerptCode(state.base_source, 60)));
   forms.emplace_back(Fidelity::kLine, header + OneLine(decision, 300) + "\n(Its source, " +
                                           std::to_string(lines) +
                                           " lines, is left out for lack of room.)\n");
   return forms;
+}
+
+// What the proposer is asked to write, in words.
+std::string LanguageWords(const State& state) {
+  if (state.candidate_language == "triton") return "a ModelNew whose kernels are Triton";
+  if (state.candidate_language == "torch") return "a ModelNew in PyTorch";
+  return "a native kernel (kope_kernel, " + state.language + ")";
 }
 
 std::string Closing(const State& state) {
@@ -183,7 +250,15 @@ std::string Closing(const State& state) {
       state.node ? "attempt " + ShortRef({memory::NodeKind::kAttempt, state.node->attempt.id})
                  : std::string(state.base_source.empty() ? "nothing" : "the baseline");
   std::string out = "\n# Your step\n";
-  if (state.node || !state.base_source.empty()) {
+  const bool other_format = state.node && (llm::FormatOfSource(state.base_source) ==
+                                           llm::SourceFormat::kModelNew) != state.model_new;
+  if (other_format) {
+    out += "Rewrite " + target + " as " + LanguageWords(state) +
+           ", keeping what made it fast, correct at every size and fast on this hardware.";
+  } else if (!state.node && state.model_new) {
+    out += "Write a first ModelNew for this problem (" + LanguageWords(state) +
+           ") that is correct at every size and faster than Model on this hardware.";
+  } else if (state.node || !state.base_source.empty()) {
     out += "Propose one change to " + target +
            " that makes it faster on this hardware while keeping its outputs within "
            "tolerance at every size.";

@@ -1,8 +1,11 @@
 // Resolving a context request against the store.
 #include <algorithm>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <tuple>
+#include <utility>
 
 #include "kope/base/file.h"
 #include "kope/record/graph_nodes.h"
@@ -15,12 +18,37 @@ namespace {
 using memory::NodeId;
 using memory::NodeKind;
 
-// The task's baseline in `language`, else its first baseline; "" when it has none.
-Result<std::string> BaselineSource(const Task& task, const std::string& language) {
+// The task's baseline in `language`, else its first baseline, with its fence language; "" when
+// it has none.
+Result<std::pair<std::string, std::string>> BaselineSource(const Task& task,
+                                                           const std::string& language) {
   auto it = task.baselines.find(language);
   if (it == task.baselines.end()) it = task.baselines.begin();
-  if (it == task.baselines.end()) return std::string();
-  return ReadFileText(it->second.path);
+  if (it == task.baselines.end()) return std::pair<std::string, std::string>();
+  KOPE_ASSIGN_OR_RETURN(std::string source, ReadFileText(it->second.path));
+  return std::make_pair(std::move(source),
+                        it->second.language == "torch" ? std::string("python") : language);
+}
+
+// What the proposer writes, checked against the task.
+Status ResolveCandidateLanguage(const ContextRequest& request, State* state) {
+  const std::string& asked = request.language;
+  state->candidate_language = asked.empty() ? state->language : asked;
+  state->model_new = asked == "triton" || asked == "torch";
+  if (!state->model_new) {
+    if (asked.empty() || asked == state->language) return Status::Ok();
+    return Status::InvalidArgument("a context for " + state->hardware.backend +
+                                   " cannot ask for '" + asked + "' candidates (expected " +
+                                   state->language + ", triton or torch)");
+  }
+  const Task* task = request.task;
+  if (task == nullptr || task->baselines.count("torch") == 0) {
+    return Status::InvalidArgument("a context for " + asked +
+                                   " candidates (ModelNew modules) needs a task with a PyTorch "
+                                   "baseline");
+  }
+  KOPE_ASSIGN_OR_RETURN(state->problem_source, ReadFileText(task->baselines.at("torch").path));
+  return Status::Ok();
 }
 
 HardwareInfo FromNode(const memory::HardwareNode& node) {
@@ -107,6 +135,7 @@ Result<State> ResolveState(memory::GraphStore& store, const ContextRequest& requ
     }
   }
   state.language = state.hardware.backend == "cuda" ? "cuda" : "cpp";
+  KOPE_RETURN_IF_ERROR(ResolveCandidateLanguage(request, &state));
 
   if (request.task != nullptr) {
     const Task& task = *request.task;
@@ -126,9 +155,12 @@ Result<State> ResolveState(memory::GraphStore& store, const ContextRequest& requ
   // The kernel being changed.
   if (state.node) {
     KOPE_ASSIGN_OR_RETURN(state.base_source, store.GetSource(state.node->attempt.source_hash));
+    state.base_fence = FenceLanguage(state.base_source, state.language);
     state.run = state.node->attempt.run_id;
-  } else if (request.task != nullptr) {
-    KOPE_ASSIGN_OR_RETURN(state.base_source, BaselineSource(*request.task, state.language));
+  } else if (request.task != nullptr && !state.model_new) {
+    // (A ModelNew's fresh start has the problem in the task's section instead.)
+    KOPE_ASSIGN_OR_RETURN(std::tie(state.base_source, state.base_fence),
+                          BaselineSource(*request.task, state.language));
   }
   if (request.run != 0) state.run = request.run;
 

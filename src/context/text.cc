@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "kope/llm/proposal.h"
+
 namespace kope::context::internal {
 namespace {
 
@@ -166,7 +168,8 @@ std::string ExcerptCode(std::string_view source, size_t max_lines) {
   if (kept.size() > max_lines) {
     for (size_t i = 0; i < kept.size(); ++i) {
       if (kept[i].find("__global__") != std::string_view::npos ||
-          kept[i].find("kope_kernel") != std::string_view::npos) {
+          kept[i].find("kope_kernel") != std::string_view::npos ||
+          kept[i].find("@triton.jit") != std::string_view::npos) {
         first = i >= 2 ? i - 2 : 0;
         break;
       }
@@ -199,6 +202,11 @@ std::string DiffHunks(std::string_view unified_diff, size_t max_lines) {
     out += "... (" + std::to_string(lines.size() - max_lines) + " more diff lines)\n";
   }
   return out;
+}
+
+std::string FenceLanguage(std::string_view source, std::string_view native) {
+  return llm::FormatOfSource(source) == llm::SourceFormat::kModelNew ? "python"
+                                                                     : std::string(native);
 }
 
 size_t LineCount(std::string_view text) {

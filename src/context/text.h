@@ -32,12 +32,15 @@ std::string FirstLines(std::string_view text, size_t max_lines);
 
 // A kernel's source shortened to the code that matters: without #include lines, a leading
 // comment block and runs of blank lines; when still longer than `max_lines`, the window that
-// starts just before the first kernel definition (`__global__`, `kope_kernel`), with markers for
-// what was left out.
+// starts just before the first kernel definition (`__global__`, `kope_kernel`, `@triton.jit`),
+// with markers for what was left out.
 std::string ExcerptCode(std::string_view source, size_t max_lines);
 
 // The hunks of a unified diff without its "---"/"+++" header, at most `max_lines` lines.
 std::string DiffHunks(std::string_view unified_diff, size_t max_lines);
+
+// The fence language to show `source` in: "python" for a ModelNew module, else `native`.
+std::string FenceLanguage(std::string_view source, std::string_view native);
 
 // Number of lines (a last line without a newline counts).
 size_t LineCount(std::string_view text);

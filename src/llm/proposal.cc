@@ -10,6 +10,7 @@ namespace kope::llm {
 namespace {
 
 constexpr std::string_view kKernelName = "kope_kernel";
+constexpr std::string_view kModelNewName = "ModelNew";
 
 struct CodeBlock {
   size_t open_line = 0;   // the fence line
@@ -133,12 +134,67 @@ bool DefinesKernel(std::string_view src) {
   return false;
 }
 
+// `class ModelNew` at the start of a line, followed by its bases or the colon.
+bool DefinesModelNew(std::string_view src) {
+  constexpr std::string_view kClass = "class ModelNew";
+  for (size_t pos = src.find(kClass); pos != std::string_view::npos;
+       pos = src.find(kClass, pos + 1)) {
+    if (pos > 0 && src[pos - 1] != '\n') continue;
+    size_t i = pos + kClass.size();
+    while (i < src.size() && (src[i] == ' ' || src[i] == '\t')) ++i;
+    if (i < src.size() && (src[i] == '(' || src[i] == ':')) return true;
+  }
+  return false;
+}
+
 bool KernelLanguage(std::string_view lang) {
   for (std::string_view ok :
        {"", "cpp", "c++", "cxx", "cc", "c", "cu", "cuda", "h", "hpp", "cuh"}) {
     if (lang == ok) return true;
   }
   return false;
+}
+
+bool PythonLanguage(std::string_view lang) {
+  for (std::string_view ok : {"", "python", "py", "python3"}) {
+    if (lang == ok) return true;
+  }
+  return false;
+}
+
+// What the parser looks for in each format, and the words it fails with.
+struct FormatRules {
+  std::string_view marker;  // the name the source block must contain
+  bool (*defines)(std::string_view);
+  bool (*language_ok)(std::string_view);
+  std::string_view source_words;  // what the source must be written in
+  std::string_view source_noun;   // "kernel"
+  std::string_view one_source;    // "kernel source"
+  std::string_view hint;          // appended to every failure
+};
+
+const FormatRules& RulesFor(SourceFormat format) {
+  static const FormatRules kNative = {
+      kKernelName,
+      DefinesKernel,
+      KernelLanguage,
+      "C++ or CUDA source",
+      "kernel",
+      "kernel source",
+      "Reply with a DECISION: line saying what you change and why, an optional TAGS: line, and "
+      "exactly one complete kernel source in a ```cpp (or ```cuda) block that defines "
+      "kope_kernel."};
+  static const FormatRules kModelNew = {
+      kModelNewName,
+      DefinesModelNew,
+      PythonLanguage,
+      "Python",
+      "ModelNew",
+      "ModelNew file",
+      "Reply with a DECISION: line saying what you change and why, an optional TAGS: line, and "
+      "exactly one complete Python file in a ```python block that defines class "
+      "ModelNew(nn.Module)."};
+  return format == SourceFormat::kModelNew ? kModelNew : kNative;
 }
 
 // A label line such as "DECISION: ...", "**Decision:** ..." or the heading
@@ -213,17 +269,20 @@ std::optional<std::string> StripThinking(std::string text) {
   return text.substr(close + std::string_view("</think>").size());
 }
 
-const char kFormatHint[] =
-    "Reply with a DECISION: line saying what you change and why, an optional TAGS: line, and "
-    "exactly one complete kernel source in a ```cpp (or ```cuda) block that defines kope_kernel.";
-
-ParseFailure Fail(std::string reason) {
-  return ParseFailure{std::move(reason) + " " + kFormatHint};
+ParseFailure FailWith(const FormatRules& rules, std::string reason) {
+  return ParseFailure{std::move(reason) + " " + std::string(rules.hint)};
 }
 
 }  // namespace
 
-ParsedReply ParseProposal(std::string_view reply) {
+SourceFormat FormatOfSource(std::string_view source) {
+  return DefinesModelNew(source) ? SourceFormat::kModelNew : SourceFormat::kNativeKernel;
+}
+
+ParsedReply ParseProposal(std::string_view reply, SourceFormat format) {
+  const FormatRules& rules = RulesFor(format);
+  const std::string_view name = rules.marker;
+  auto fail = [&rules](std::string reason) { return FailWith(rules, std::move(reason)); };
   std::string text;
   text.reserve(reply.size());
   for (char c : reply) {
@@ -231,7 +290,7 @@ ParsedReply ParseProposal(std::string_view reply) {
   }
   std::optional<std::string> answer = StripThinking(std::move(text));
   if (!answer) {
-    return Fail(
+    return fail(
         "The reply ended inside <think> before any answer (it was probably cut off at "
         "the token limit); think more briefly.");
   }
@@ -241,25 +300,25 @@ ParsedReply ParseProposal(std::string_view reply) {
   std::vector<const CodeBlock*> candidates;
   const CodeBlock* unclosed_kernel = nullptr;
   for (const CodeBlock& b : blocks) {
-    if (b.content.find(kKernelName) == std::string::npos) continue;
+    if (b.content.find(name) == std::string::npos) continue;
     if (b.closed) {
       candidates.push_back(&b);
     } else {
       unclosed_kernel = &b;
     }
   }
-  // Several blocks may mention kope_kernel (a call example, say); the kernel is
+  // Several blocks may mention the name (a call example, say); the source is
   // the one that defines it. A lone block that mentions it without a visible
-  // definition (a macro, say) is taken, unless a cut-off block might be the kernel.
+  // definition (a macro, say) is taken, unless a cut-off block might be the source.
   std::vector<const CodeBlock*> defining;
   for (const CodeBlock* b : candidates) {
-    if (DefinesKernel(b->content)) defining.push_back(b);
+    if (rules.defines(b->content)) defining.push_back(b);
   }
   if (defining.size() > 1 || (defining.empty() && candidates.size() > 1)) {
-    return Fail(
-        fmt::format("{} code blocks contain kope_kernel and {} of them define it; kope "
-                    "needs exactly one kernel source.",
-                    candidates.size(), defining.size()));
+    return fail(
+        fmt::format("{} code blocks contain {} and {} of them define it; kope "
+                    "needs exactly one {}.",
+                    candidates.size(), name, defining.size(), rules.one_source));
   }
   const bool cut_off = !blocks.empty() && !blocks.back().closed;  // only the last can be
   if (defining.size() == 1) {
@@ -269,31 +328,34 @@ ParsedReply ParseProposal(std::string_view reply) {
   }
   if (candidates.empty()) {
     if (unclosed_kernel != nullptr) {
-      return Fail(
-          "The code block containing kope_kernel is not closed: the reply looks "
-          "truncated. Keep the kernel and the explanation short enough to finish.");
+      return fail(
+          fmt::format("The code block containing {} is not closed: the reply looks "
+                      "truncated. Keep the {} and the explanation short enough to finish.",
+                      name, rules.source_noun));
     }
     if (cut_off) {
-      return Fail(
-          "The reply ends inside an unclosed code block (it looks truncated) and no "
-          "complete code block defining kope_kernel was found.");
+      return fail(
+          fmt::format("The reply ends inside an unclosed code block (it looks truncated) and no "
+                      "complete code block defining {} was found.",
+                      name));
     }
     if (blocks.empty()) {
-      return Fail(answer->find(kKernelName) != std::string::npos
-                      ? "kope_kernel appears in the reply but not inside a fenced code block."
-                      : "The reply has no code block.");
+      return fail(
+          answer->find(name) != std::string::npos
+              ? fmt::format("{} appears in the reply but not inside a fenced code block.", name)
+              : std::string("The reply has no code block."));
     }
-    return Fail(
-        fmt::format("No code block containing kope_kernel was found ({} code block{}, "
-                    "none mentions kope_kernel).",
-                    blocks.size(), blocks.size() == 1 ? "" : "s"));
+    return fail(
+        fmt::format("No code block containing {} was found ({} code block{}, "
+                    "none mentions {}).",
+                    name, blocks.size(), blocks.size() == 1 ? "" : "s", name));
   }
   const CodeBlock& kernel = *candidates.front();
-  if (!KernelLanguage(kernel.language)) {
-    return Fail(
-        fmt::format("The code block containing kope_kernel is marked as '{}'; the kernel "
-                    "must be C++ or CUDA source.",
-                    kernel.language));
+  if (!rules.language_ok(kernel.language)) {
+    return fail(
+        fmt::format("The code block containing {} is marked as '{}'; the {} "
+                    "must be {}.",
+                    name, kernel.language, rules.source_noun, rules.source_words));
   }
 
   // Lines outside every code block, in order, tagged before/after the kernel.
@@ -340,14 +402,24 @@ ParsedReply ParseProposal(std::string_view reply) {
   if (proposal.decision.empty()) proposal.decision = JoinTrimmed(before);
   if (proposal.decision.empty()) proposal.decision = JoinTrimmed(after);
   if (proposal.decision.empty()) {
-    return Fail(
-        "The reply has no decision: say what you change relative to the parent kernel "
-        "and why.");
+    return fail(
+        fmt::format("The reply has no decision: say what you change relative to the parent {} "
+                    "and why.",
+                    rules.source_noun));
   }
   return proposal;
 }
 
-std::string_view ReplyFormatInstructions() {
+std::string_view ReplyFormatInstructions(SourceFormat format) {
+  if (format == SourceFormat::kModelNew) {
+    return "Answer in this form. First a line starting with DECISION: that says what you change "
+           "relative to the parent and why you expect it to help (one short paragraph). Then, "
+           "optionally, a line starting with TAGS: naming the kinds of change, separated by "
+           "commas (for example: fusion, tiling, vectorization). Then exactly one fenced code "
+           "block (```python) holding the complete Python file that defines class "
+           "ModelNew(nn.Module), with its imports. Do not put other code blocks that contain "
+           "ModelNew in the reply, and keep the reply short enough to finish.";
+  }
   return "Answer in this form. First a line starting with DECISION: that says what you change "
          "relative to the parent kernel and why you expect it to help (one short paragraph). "
          "Then, optionally, a line starting with TAGS: naming the kinds of change, separated by "

@@ -1,5 +1,6 @@
 // Reply parsing, driven by recorded replies: testdata/replies/NAME.md is a
-// reply, NAME.expect.toml says what parsing it must give.
+// reply, NAME.expect.toml says what parsing it must give (`format = "modelnew"`:
+// parsed as a ModelNew reply; else as a native kernel's).
 #include "kope/llm/proposal.h"
 
 #include <gtest/gtest.h>
@@ -49,6 +50,21 @@ void CheckText(const toml::table& expect, std::string_view field, const std::str
   }
 }
 
+SourceFormat FormatOf(const toml::table& expect) {
+  return expect["format"].value_or(std::string()) == "modelnew" ? SourceFormat::kModelNew
+                                                                : SourceFormat::kNativeKernel;
+}
+
+std::string_view MarkerOf(SourceFormat format) {
+  return format == SourceFormat::kModelNew ? "class ModelNew" : "kope_kernel";
+}
+
+toml::table ExpectationOf(const fs::path& reply_path) {
+  fs::path expect_path = reply_path;
+  expect_path.replace_extension(".expect.toml");
+  return fs::exists(expect_path) ? toml::parse_file(expect_path.string()) : toml::table();
+}
+
 std::vector<fs::path> ReplyFiles() {
   std::vector<fs::path> files;
   for (const auto& e : fs::directory_iterator(kReplies)) {
@@ -67,7 +83,8 @@ TEST(ProposalTest, RecordedRepliesParseAsExpected) {
     expect_path.replace_extension(".expect.toml");
     ASSERT_TRUE(fs::exists(expect_path)) << "no expectation for this reply";
     toml::table expect = toml::parse_file(expect_path.string());
-    ParsedReply parsed = ParseProposal(ReadFileText(reply_path).value_or(""));
+    const SourceFormat format = FormatOf(expect);
+    ParsedReply parsed = ParseProposal(ReadFileText(reply_path).value_or(""), format);
     std::string outcome = expect["outcome"].value_or(std::string());
     if (outcome == "proposal") {
       const Proposal* p = std::get_if<Proposal>(&parsed);
@@ -80,7 +97,8 @@ TEST(ProposalTest, RecordedRepliesParseAsExpected) {
       if (expect.contains("tags")) {
         EXPECT_EQ(p->tags, Strings(expect, "tags"));
       }
-      EXPECT_NE(p->source.find("kope_kernel"), std::string::npos);
+      EXPECT_NE(p->source.find(MarkerOf(format)), std::string::npos);
+      EXPECT_EQ(FormatOfSource(p->source), format);
     } else {
       ASSERT_EQ(outcome, "failure");
       const ParseFailure* f = std::get_if<ParseFailure>(&parsed);
@@ -96,14 +114,15 @@ TEST(ProposalTest, TruncatedRepliesNeverYieldPartialKernels) {
   for (const fs::path& reply_path : ReplyFiles()) {
     SCOPED_TRACE(reply_path.filename().string());
     const std::string text = ReadFileText(reply_path).value_or("");
-    ParsedReply full = ParseProposal(text);
+    const SourceFormat format = FormatOf(ExpectationOf(reply_path));
+    ParsedReply full = ParseProposal(text, format);
     const Proposal* p = std::get_if<Proposal>(&full);
     if (p == nullptr) continue;
     size_t source_at = text.find(p->source);
     if (source_at == std::string::npos) continue;  // CRLF or indented: not a byte range
     const size_t fence_end = source_at + p->source.size() + 3;
     for (size_t cut = 0; cut < text.size(); ++cut) {
-      ParsedReply parsed = ParseProposal(std::string_view(text).substr(0, cut));
+      ParsedReply parsed = ParseProposal(std::string_view(text).substr(0, cut), format);
       if (cut > source_at && cut < fence_end) {
         ASSERT_TRUE(std::holds_alternative<ParseFailure>(parsed)) << "cut at " << cut;
       }
@@ -150,6 +169,46 @@ TEST(ProposalTest, InstructionsDescribeTheFormatTheParserAccepts) {
   EXPECT_NE(instructions.find("DECISION:"), std::string_view::npos);
   EXPECT_NE(instructions.find("TAGS:"), std::string_view::npos);
   EXPECT_NE(instructions.find("kope_kernel"), std::string_view::npos);
+  std::string_view python = ReplyFormatInstructions(SourceFormat::kModelNew);
+  EXPECT_NE(python.find("DECISION:"), std::string_view::npos);
+  EXPECT_NE(python.find("```python"), std::string_view::npos);
+  EXPECT_NE(python.find("class ModelNew(nn.Module)"), std::string_view::npos);
+  EXPECT_EQ(python.find("kope_kernel"), std::string_view::npos);
+}
+
+// A source's format, by what it defines.
+TEST(ProposalTest, FormatOfSourceTellsModelNewFromNativeKernels) {
+  struct Case {
+    const char* source;
+    SourceFormat format;
+  };
+  const Case cases[] = {
+      {"class ModelNew(nn.Module):\n    pass\n", SourceFormat::kModelNew},
+      {"import torch\nclass ModelNew (torch.nn.Module):\n", SourceFormat::kModelNew},
+      {"from p import Model\nclass ModelNew(Model): pass\n", SourceFormat::kModelNew},
+      {"class ModelNew:\n", SourceFormat::kModelNew},
+      {"class ModelNewer(nn.Module):\n", SourceFormat::kNativeKernel},
+      {"    class ModelNew(nn.Module):\n",
+       SourceFormat::kNativeKernel},  // nested, not the module's
+      {"# class ModelNew(nn.Module)\n", SourceFormat::kNativeKernel},
+      {"extern \"C\" int kope_kernel(const kope_tensor* i, int n) { return 0; }\n",
+       SourceFormat::kNativeKernel},
+      {"", SourceFormat::kNativeKernel},
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(FormatOfSource(c.source), c.format) << c.source;
+  }
+}
+
+// A native kernel reply is no ModelNew, and a ModelNew reply is no native kernel.
+TEST(ProposalTest, EachFormatRefusesTheOther) {
+  const std::string python =
+      "DECISION: relu\n```python\nclass ModelNew(nn.Module):\n    def forward(self, x):\n"
+      "        return x.relu()\n```\n";
+  ASSERT_TRUE(std::holds_alternative<Proposal>(ParseProposal(python, SourceFormat::kModelNew)));
+  const ParsedReply native = ParseProposal(python);
+  ASSERT_TRUE(std::holds_alternative<ParseFailure>(native));
+  EXPECT_NE(std::get<ParseFailure>(native).reason.find("kope_kernel"), std::string::npos);
 }
 
 }  // namespace

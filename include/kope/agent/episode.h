@@ -25,9 +25,9 @@
 // and hardware (from any run) is not evaluated either: its attempt is reused as a node. So an
 // episode interrupted at any point (Ctrl-C, a crash, SIGKILL) resumes from the graph: the run to
 // continue is `run_id`, or, with `resume`, the latest run of this task and hardware with the same
-// label and proposer whose recorded attempts do not yet meet a stop rule (the attempt, token,
-// speed-of-light and patience rules are replayed over them); its unevaluated attempt is
-// evaluated first and its pending confirmation made, then the loop goes on.
+// label, proposer and language choice whose recorded attempts do not yet meet a stop rule (the
+// attempt, token, speed-of-light and patience rules are replayed over them); its unevaluated
+// attempt is evaluated first and its pending confirmation made, then the loop goes on.
 //
 // Outcomes flagged `faster_than_roofline`, or `wall_clock_mismatch` when timed with the
 // confirming policy, are recorded as flagged and never become the best
@@ -38,7 +38,8 @@
 // Thread safety: RunEpisode uses its store, backend and proposer from the calling thread only
 // (plus the evaluator's own threads); several episodes may run at once on one store and one
 // backend, each with its own proposer. Status errors: the store cannot be written, the backend
-// cannot describe its hardware, the task has no baseline in the backend's language; everything
+// cannot describe its hardware, the task has no baseline in the backend's language, the language
+// choice does not fit the task or the backend (InvalidArgument); everything
 // that goes wrong after the run exists ends the episode with stop reason "error" instead.
 #ifndef KOPE_AGENT_EPISODE_H_
 #define KOPE_AGENT_EPISODE_H_
@@ -78,6 +79,7 @@ struct AttemptSummary {
   memory::NodeId parent_id = 0;
   memory::NodeId run_id = 0;
   std::string proposer;
+  std::string language;  // what it is written in: "cpp", "cuda", "triton", "torch"
   std::string decision;
   std::vector<std::string> classes;
   std::string source_hash;
@@ -101,6 +103,7 @@ struct EpisodeReport {
   std::string backend;
   std::string device;
   std::string proposer;
+  std::string language;  // the run's choice: "" the backend's own, "triton", "torch", "alternate"
   std::string label;
   bool resumed = false;
   std::string stop_reason;
@@ -155,6 +158,10 @@ struct EpisodeOptions {
   Budgets budgets;
   StopRules stop;
   std::string label = "optimize";
+  // What the proposer writes (candidate_language.h): "" or the backend's language, "triton",
+  // "torch" (a PyTorch task only) or "alternate". Runs are resumed only with the same choice; a
+  // run resumed by id keeps its own.
+  std::string language;
   bool resume = true;         // continue the latest unfinished matching run
   memory::NodeId run_id = 0;  // continue exactly this run (it must be of this task)
   // With `resume`: when the latest matching run is finished, report it and do nothing.

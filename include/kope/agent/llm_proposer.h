@@ -1,6 +1,8 @@
 // The LLM proposer, and the mixed proposer that lets the tuner sweep what the LLM leaves open.
 //
-// LLM proposer. For each proposal it builds the prompt with the context manager
+// LLM proposer. It writes in the request's candidate language (a native kernel, or a ModelNew
+// module for triton and torch: the prompt, the tunables paragraph and the reply format follow
+// it). For each proposal it builds the prompt with the context manager
 // (context::BuildContext: the task, the node being expanded, its lineage, the alternatives tried
 // from it, the insights, exemplars and failure rules in scope, under a token budget), adds a
 // paragraph on declaring tunables (tunables.h), sends it to the provider and parses the reply
@@ -25,6 +27,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "kope/agent/proposer.h"
 #include "kope/context/context_builder.h"
@@ -52,8 +55,9 @@ std::unique_ptr<Proposer> CreateLlmProposer(llm::LlmProvider& provider,
 std::unique_ptr<Proposer> CreateMixedProposer(std::unique_ptr<Proposer> llm,
                                               std::unique_ptr<Proposer> tuner);
 
-// The paragraph on tunables added to the LLM's system prompt.
-std::string_view TunablesInstructions();
+// The paragraph on tunables added to the LLM's system prompt, for candidates in `language`
+// (candidate_language.h: the C form for cpp and cuda, the Python form for triton and torch).
+std::string_view TunablesInstructions(std::string_view language = "cpp");
 
 }  // namespace kope::agent
 

@@ -12,9 +12,12 @@
 //   1. transfer: the best valid kernels recorded for the same op family on this hardware for
 //      other tasks (at most `max_transfers`, best first, only from tasks with the same kernel
 //      signature: input and output dtypes and ranks), taken as they are and then re-tuned here;
-//   2. seeds: the files in the task's folder written in the backend's language (.cc, .cpp,
-//      .cxx for cpp; .cu for cuda) that carry `kope:tune` annotations, in name order (the
-//      baseline too, when it is annotated).
+//   2. seeds: the files in the task's folder written in the candidate language (.cc, .cpp,
+//      .cxx for cpp; .cu for cuda; .py defining a ModelNew in that language for triton and
+//      torch) that carry `kope:tune` annotations, in name order (the baseline too, when it is
+//      annotated).
+// Both are in the request's candidate language (candidate_language.h; transfers whose source is
+// in another language are skipped).
 // Starts already recorded for this task and hardware are skipped. The task format has no seed
 // field: an annotated kernel beside task.toml is the convention.
 //
@@ -43,7 +46,8 @@ struct OfflineProposerOptions {
 
 std::unique_ptr<Proposer> CreateOfflineProposer(OfflineProposerOptions options = {});
 
-// The seed kernels of a task for `language`, as the rule above finds them (paths, name order).
+// The seed kernels of a task for `language` ("cpp", "cuda", "triton", "torch"), as the rule
+// above finds them (paths, name order).
 std::vector<std::filesystem::path> FindSeedKernels(const Task& task, std::string_view language);
 
 // The tuning moves from `source`, in the order the proposer tries them (before skipping the

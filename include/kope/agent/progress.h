@@ -12,8 +12,10 @@
 
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "kope/agent/episode.h"
 
@@ -32,11 +34,25 @@ std::unique_ptr<EpisodeObserver> CreateProgressDisplay(std::ostream& out,
 // run's attempts (the best first, then by speedup, failures last; at most `max_rows`).
 std::string FormatEpisodeSummary(const EpisodeReport& report, int max_rows = 15);
 
-// The report as JSON (fields as in EpisodeReport; attempts as an array; no source text).
+// The report as JSON (fields as in EpisodeReport; attempts as an array; no source text; with
+// "languages", ResultsByLanguage, when there is more than one).
 std::string EpisodeReportToJson(const EpisodeReport& report, int indent = 2);
 
 // One attempt as a short line (used by the display and the bench's log).
 std::string FormatAttemptLine(const AttemptSummary& attempt);
+
+// What the attempts written in one language gave (candidate_language.h).
+struct LanguageResult {
+  std::string language;
+  int attempts = 0;
+  int valid = 0;                       // valid and not flagged
+  std::optional<double> best_speedup;  // over those
+  memory::NodeId best_attempt = 0;
+};
+
+// Per language of `attempts`, in the order each first appears. The summary and the JSON report
+// show them when the run has attempts in more than one language.
+std::vector<LanguageResult> ResultsByLanguage(const std::vector<AttemptSummary>& attempts);
 
 }  // namespace kope::agent
 

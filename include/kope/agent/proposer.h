@@ -38,6 +38,9 @@ namespace kope::agent {
 struct ProposalRequest {
   const Task* task = nullptr;  // not owned; outlives the call
   std::string language;        // the backend's task language: "cpp" or "cuda"
+  // What to write this proposal in (candidate_language.h): `language`, "triton" or "torch".
+  // "" means `language`. A tuner step keeps its parent's language whatever this says.
+  std::string candidate_language;
   HardwareInfo hardware;
   memory::GraphStore* store = nullptr;  // not owned; read only
   memory::NodeId task_id = 0;
@@ -57,6 +60,9 @@ struct Candidate {
   std::string decision;              // what changed and why, in words
   std::vector<std::string> classes;  // decision classes the proposer states (may be empty)
   std::string proposer;              // recorded on the attempt: "tuner", "seed", "llm:MODEL", ...
+  // The language it is written in (candidate_language.h); "": its parent's when the source has
+  // the parent's format, else what the source reads as. The episode adds it to the proposer.
+  std::string language;
   // Called in the transaction that records the attempt, with its id (e.g. to record which
   // experience the prompt held). May be empty.
   std::function<Status(memory::GraphWriter&, memory::NodeId attempt)> on_recorded;

@@ -16,6 +16,24 @@
 // An annotation that breaks a rule is reported in `problems` and ignored; the rest of the file
 // still counts. A line that is only a comment (prose mentioning kope:tune) is not an annotation.
 //
+// Python sources (a ModelNew module, e.g. a Triton kernel's launcher; a source reads as Python
+// when a line starts with `import `, `from NAME import`, `def ` or `@`) use `#` comments:
+//
+//   BLOCK = 1024                              # kope:tune 256 512 1024 2048
+//   def k(x_ptr, n, BLOCK: tl.constexpr = 128):  # kope:tune 64 128 256
+//   kernel[grid](x, y, n, BLOCK_SIZE=1024)    # kope:tune 256 512 1024
+//   # kope:tune BLOCK_M = 32, 64, 128
+//   # kope:tune BLOCK_N = 32, 64, 128
+//   matmul[grid](a, b, c, BLOCK_M=64, BLOCK_N=64)
+//
+// At the end of a line, the comment annotates the line's one assignment of a value (`NAME =
+// VALUE`, an annotated `NAME: TYPE = VALUE` such as a constexpr parameter's default, or a
+// keyword argument `NAME=VALUE`; the value followed by the end of the code or `,)]};`), or, in
+// the named form `# kope:tune NAME = V1, V2`, the assignment of NAME on the line. On a line of
+// its own, only the named form is an annotation, of NAME's assignment on the next line of code
+// (comment lines between are skipped, so several can stack). `// kope:tune` lines inside a
+// Python file (C++ or CUDA source in a string, for load_inline) follow the C rules.
+//
 // Pure functions; thread-safe.
 #ifndef KOPE_AGENT_TUNABLES_H_
 #define KOPE_AGENT_TUNABLES_H_

@@ -18,7 +18,12 @@
 //                 over all tasks with the others counted as 1.0 (the baseline is kept);
 //   roofline      mean fraction of the roofline floor reached by the best kernels, over the tasks
 //                 that declare one (and the same for their baselines);
-//   tokens, cost  summed over the tasks' runs (cost at the configured price of the model).
+//   tokens, cost  summed over the tasks' runs (cost at the configured price of the model);
+//   by language   for each candidate language the runs wrote in (agent/candidate_language.h):
+//                 its attempts, the tasks it passed (a valid, unflagged attempt in it), the
+//                 tasks whose best kernel is in it (where it won), its best and geomean speedup
+//                 (of each task's best attempt in it, over the tasks it passed); the summary
+//                 shows them when more than one language ran.
 // WriteSuiteReport writes report.json, report.csv (one row per task) and speedup.svg (a bar
 // chart of the best speedups, log scale, with the fast_p thresholds marked).
 //
@@ -66,6 +71,16 @@ struct TaskResult {
   double speedup() const;  // of the best kernel; 0 without one
 };
 
+struct LanguageMetrics {
+  std::string language;
+  int attempts = 0;
+  int valid_attempts = 0;
+  int tasks_passed = 0;  // tasks with a valid attempt in this language
+  int tasks_won = 0;     // tasks whose best kernel is in this language
+  double best_speedup = 0;
+  double geomean_speedup = 0;  // over tasks_passed; 0 when none
+};
+
 struct SuiteMetrics {
   int tasks = 0;
   int valid = 0;
@@ -82,6 +97,7 @@ struct SuiteMetrics {
   int64_t prompt_tokens = 0;
   int64_t completion_tokens = 0;
   double cost_usd = 0;
+  std::vector<LanguageMetrics> languages;  // in the order they first appear
 };
 
 struct SuiteReport {

@@ -85,6 +85,11 @@ struct ContextRequest {
   // reply.
   int64_t budget_tokens = 8000;
   ContextMode mode = ContextMode::kActive;
+  // What the proposer writes: "" (or "cpp", "cuda") a native kernel in the hardware's language;
+  // "triton" or "torch" a ModelNew module (KernelBench's format) for a PyTorch task, which needs
+  // `task` with a PyTorch baseline: the prompt then shows the ModelNew format and the problem's
+  // source, and asks for a Python file (InvalidArgument for a task without one, or another name).
+  std::string language;
   // The model the prompt is for, and the calibration its tokens are counted with (not owned;
   // null: TokenCounter's defaults).
   std::string model;

@@ -1,6 +1,13 @@
-// Parsing a model's reply into a proposal: the decision and the kernel source.
+// Parsing a model's reply into a proposal: the decision and the candidate's source.
 //
-// A well-formed reply (ReplyFormatInstructions() tells the model) reads:
+// A candidate source has one of two formats (SourceFormat): a native kernel (one C++ or CUDA file
+// that defines kope_kernel, include/kope/kernel.h) or a ModelNew module (one Python file that
+// defines `class ModelNew(nn.Module)`, KernelBench's format, for PyTorch problems). The parser is
+// told which format it expects; the rules below read "ModelNew" for "kope_kernel" and Python
+// (fence language python, py, python3 or none) for C++ or CUDA in the ModelNew format, where the
+// defining block is the one with `class ModelNew` at the start of a line.
+//
+// A well-formed reply (ReplyFormatInstructions(format) tells the model) reads:
 //
 //   DECISION: what changes relative to the parent kernel, and why.
 //   TAGS: tiling, vectorization
@@ -33,9 +40,17 @@
 
 namespace kope::llm {
 
+enum class SourceFormat {
+  kNativeKernel,  // C++ or CUDA, defines kope_kernel
+  kModelNew,      // Python, defines class ModelNew
+};
+
+// kModelNew when `source` defines `class ModelNew` at the start of a line, else kNativeKernel.
+SourceFormat FormatOfSource(std::string_view source);
+
 struct Proposal {
   std::string decision;           // what is changed and why, trimmed
-  std::string source;             // the kernel source, without the fences
+  std::string source;             // the candidate's source, without the fences
   std::string language;           // the fence's language tag, lowercased ("" when none)
   std::vector<std::string> tags;  // decision-class tags the model stated
 };
@@ -46,10 +61,11 @@ struct ParseFailure {
 
 using ParsedReply = std::variant<Proposal, ParseFailure>;
 
-ParsedReply ParseProposal(std::string_view reply);
+ParsedReply ParseProposal(std::string_view reply,
+                          SourceFormat format = SourceFormat::kNativeKernel);
 
 // The reply format, as a paragraph a prompt can include.
-std::string_view ReplyFormatInstructions();
+std::string_view ReplyFormatInstructions(SourceFormat format = SourceFormat::kNativeKernel);
 
 }  // namespace kope::llm
 
