@@ -128,9 +128,7 @@ struct SectionTotals {
   int contexts = 0;
 };
 
-void Run(const Options& options) {
-  std::unique_ptr<GraphStore> store = CachedStore(options);
-  const memory::StoreStats stats = Check(store->Stats());
+void PrintStore(const memory::StoreStats& stats) {
   const int64_t nodes =
       stats.tasks + stats.hardware + stats.runs + stats.attempts + stats.outcomes + stats.insights;
   std::printf(
@@ -139,59 +137,102 @@ void Run(const Options& options) {
       static_cast<long long>(nodes), static_cast<long long>(stats.attempts),
       static_cast<long long>(stats.outcomes), static_cast<long long>(stats.insights),
       static_cast<long long>(stats.used_edges), static_cast<double>(stats.store_bytes) / (1 << 20));
-  const memory::bench::GraphIds ids = Check(memory::bench::CollectIds(*store));
-  std::map<NodeId, memory::HardwareNode> hardware;
-  for (NodeId id : ids.hardware) hardware[id] = Check(store->GetHardware(id));
+}
 
-  std::mt19937_64 rng(17);
-  auto request_for = [&](bool fresh) {
+// The contexts' requests, drawn from the generated graph by one random stream.
+class Requests {
+ public:
+  Requests(GraphStore& store, int64_t budget) : store_(store), budget_(budget) {
+    ids_ = Check(memory::bench::CollectIds(store));
+    for (NodeId id : ids_.hardware) hardware_[id] = Check(store.GetHardware(id));
+  }
+
+  // A fresh start on a random task and hardware, or the expansion of a random attempt.
+  ContextRequest Next(bool fresh) {
     ContextRequest r;
-    r.budget_tokens = options.budget;
+    r.budget_tokens = budget_;
     if (fresh) {
-      r.task_id = ids.tasks[rng() % ids.tasks.size()];
-      r.hardware = InfoOf(hardware[ids.hardware[rng() % ids.hardware.size()]]);
+      r.task_id = ids_.tasks[rng_() % ids_.tasks.size()];
+      r.hardware = InfoOf(hardware_[ids_.hardware[rng_() % ids_.hardware.size()]]);
     } else {
-      r.node = ids.attempts[rng() % ids.attempts.size()];
-      const memory::AttemptNode a = Check(store->GetAttempt(r.node));
-      r.hardware = InfoOf(hardware[a.hardware_id]);
+      r.node = ids_.attempts[rng_() % ids_.attempts.size()];
+      const memory::AttemptNode a = Check(store_.GetAttempt(r.node));
+      r.hardware = InfoOf(hardware_[a.hardware_id]);
     }
     return r;
-  };
+  }
 
-  for (int i = 0; i < 20; ++i) Check(BuildContext(*store, request_for(i % 5 == 0)));
+  // The expansion of `node`, on its hardware.
+  ContextRequest Expand(const memory::AttemptNode& node) {
+    ContextRequest request;
+    request.node = node.id;
+    request.hardware = InfoOf(hardware_[node.hardware_id]);
+    request.budget_tokens = budget_;
+    return request;
+  }
+
+  // A random run of the `runs` in the store (their ids are dense from 1).
+  NodeId Run(int64_t runs) { return 1 + static_cast<NodeId>(rng_() % static_cast<uint64_t>(runs)); }
+
+ private:
+  GraphStore& store_;
+  const int64_t budget_;
+  memory::bench::GraphIds ids_;
+  std::map<NodeId, memory::HardwareNode> hardware_;
+  std::mt19937_64 rng_{17};
+};
+
+// What the measured contexts took and held.
+struct ContextFigures {
   std::vector<double> wall, cpu, wall_fresh;
   std::map<Section, SectionTotals> sections;
   double total_tokens = 0, candidates = 0, estimate_bytes = 0, estimate_ms = 0;
-  for (int i = 0; i < options.contexts; ++i) {
-    const bool fresh = i % 5 == 0;  // one in five a fresh start, the others expand a node
-    ContextRequest request = request_for(fresh);
+};
+
+// Adds one built context's sections, and the time to estimate its prompts' tokens.
+void AddContext(const BuiltContext& c, ContextFigures& f) {
+  f.total_tokens += static_cast<double>(c.total_tokens);
+  f.candidates += c.candidates;
+  for (const SectionUsage& s : c.sections) {
+    SectionTotals& t = f.sections[s.section];
+    t.tokens += static_cast<double>(s.tokens);
+    t.quota += static_cast<double>(s.quota);
+    t.items += s.items;
+    t.shortened += s.shortened;
+    t.dropped += s.dropped;
+    ++t.contexts;
+  }
+  const std::string text = c.system_prompt + c.user_prompt;
+  const auto e0 = Clock::now();
+  volatile int64_t sink = EstimateTokens(text);
+  (void)sink;
+  f.estimate_ms += Millis(Clock::now() - e0);
+  f.estimate_bytes += static_cast<double>(text.size());
+}
+
+// 20 contexts to warm up, then `contexts` measured: one in five a fresh start, the others expand
+// a node.
+ContextFigures BuildContexts(GraphStore& store, Requests& requests, int contexts) {
+  for (int i = 0; i < 20; ++i) Check(BuildContext(store, requests.Next(i % 5 == 0)));
+  ContextFigures f;
+  for (int i = 0; i < contexts; ++i) {
+    const bool fresh = i % 5 == 0;
+    ContextRequest request = requests.Next(fresh);
     const double cpu_start = ThreadCpuMillis();
     const auto start = Clock::now();
-    BuiltContext c = Check(BuildContext(*store, request));
+    BuiltContext c = Check(BuildContext(store, request));
     const double ms = Millis(Clock::now() - start);
-    (fresh ? wall_fresh : wall).push_back(ms);
-    cpu.push_back(ThreadCpuMillis() - cpu_start);
+    (fresh ? f.wall_fresh : f.wall).push_back(ms);
+    f.cpu.push_back(ThreadCpuMillis() - cpu_start);
     if (c.total_tokens > c.budget_tokens) Die(Status::Internal("budget exceeded"));
-    total_tokens += static_cast<double>(c.total_tokens);
-    candidates += c.candidates;
-    for (const SectionUsage& s : c.sections) {
-      SectionTotals& t = sections[s.section];
-      t.tokens += static_cast<double>(s.tokens);
-      t.quota += static_cast<double>(s.quota);
-      t.items += s.items;
-      t.shortened += s.shortened;
-      t.dropped += s.dropped;
-      ++t.contexts;
-    }
-    const std::string text = c.system_prompt + c.user_prompt;
-    const auto e0 = Clock::now();
-    volatile int64_t sink = EstimateTokens(text);
-    (void)sink;
-    estimate_ms += Millis(Clock::now() - e0);
-    estimate_bytes += static_cast<double>(text.size());
+    AddContext(c, f);
   }
-  std::vector<double> all = wall;
-  all.insert(all.end(), wall_fresh.begin(), wall_fresh.end());
+  return f;
+}
+
+void PrintBuildTimes(const ContextFigures& f, const Options& options) {
+  std::vector<double> all = f.wall;
+  all.insert(all.end(), f.wall_fresh.begin(), f.wall_fresh.end());
   const double n = options.contexts;
   std::printf(
       "\n## Building one context (%d contexts, budget %lld tokens, one thread, warm page "
@@ -204,13 +245,15 @@ void Run(const Options& options) {
                 Percentile(v, 0.95), Percentile(v, 0.99), *std::max_element(v.begin(), v.end()));
   };
   row("all (wall)", all);
-  row("expanding a node (wall)", wall);
-  row("fresh start (wall)", wall_fresh);
-  row("all (thread CPU)", cpu);
+  row("expanding a node (wall)", f.wall);
+  row("fresh start (wall)", f.wall_fresh);
+  row("all (thread CPU)", f.cpu);
   std::printf("\nMean %.0f candidates considered, %.0f tokens used of %lld (%.0f%%).\n",
-              candidates / n, total_tokens / n, static_cast<long long>(options.budget),
-              100 * total_tokens / n / static_cast<double>(options.budget));
+              f.candidates / n, f.total_tokens / n, static_cast<long long>(options.budget),
+              100 * f.total_tokens / n / static_cast<double>(options.budget));
+}
 
+void PrintSections(const std::map<Section, SectionTotals>& sections) {
   std::printf("\n## Tokens per section (means over the contexts that have the section)\n\n");
   std::printf("| section | contexts | quota | tokens | items | shortened | dropped |\n");
   std::printf("|---|---:|---:|---:|---:|---:|---:|\n");
@@ -220,30 +263,28 @@ void Run(const Options& options) {
                 std::string(SectionName(section)).c_str(), t.contexts, t.quota / k, t.tokens / k,
                 t.items / k, t.shortened / k, t.dropped / k);
   }
+}
 
-  // Passive history against the active context along a few runs. The generated runs are
-  // complete, so the passive prompt at step k is derived from the full history's items: the fixed
-  // parts and the turns of the attempts made before the k-th.
+// Passive history against the active context along a few runs. The generated runs are
+// complete, so the passive prompt at step k is derived from the full history's items: the fixed
+// parts and the turns of the attempts made before the k-th.
+void PrintEpisodeGrowth(GraphStore& store, Requests& requests, int64_t stored_runs) {
   std::printf("\n## Prompt tokens along an episode: passive history against active context\n\n");
   std::printf("| attempt in the run | passive tokens | active tokens |\n|---:|---:|---:|\n");
   const int runs = 20;
   std::map<int, std::pair<double, double>> along;
   std::vector<double> passive_ms;
   for (int r = 0; r < runs; ++r) {
-    const NodeId run = 1 + static_cast<NodeId>(rng() % static_cast<uint64_t>(stats.runs));
-    std::vector<memory::AttemptView> attempts = Check(store->RunAttempts(run));
+    std::vector<memory::AttemptView> attempts = Check(store.RunAttempts(requests.Run(stored_runs)));
     for (int k : {1, 10, 25, 49}) {
       if (k > static_cast<int>(attempts.size())) continue;
       const memory::AttemptNode& node = attempts[static_cast<size_t>(k - 1)].attempt;
-      ContextRequest request;
-      request.node = node.id;
-      request.hardware = InfoOf(hardware[node.hardware_id]);
-      request.budget_tokens = options.budget;
-      const int64_t active = Check(BuildContext(*store, request)).total_tokens;
+      ContextRequest request = requests.Expand(node);
+      const int64_t active = Check(BuildContext(store, request)).total_tokens;
       request.mode = ContextMode::kPassive;
       request.budget_tokens = 1'000'000;
       const auto start = Clock::now();
-      const BuiltContext passive = Check(BuildContext(*store, request));
+      const BuiltContext passive = Check(BuildContext(store, request));
       passive_ms.push_back(Millis(Clock::now() - start));
       int64_t tokens = 0;
       for (const ContextItem& item : passive.items) {
@@ -257,8 +298,19 @@ void Run(const Options& options) {
   std::printf(
       "\nPassive contexts with the whole run (budget 1M tokens): p50 %.2f ms, p95 %.2f ms.\n",
       Percentile(passive_ms, 0.5), Percentile(passive_ms, 0.95));
+}
+
+void Run(const Options& options) {
+  std::unique_ptr<GraphStore> store = CachedStore(options);
+  const memory::StoreStats stats = Check(store->Stats());
+  PrintStore(stats);
+  Requests requests(*store, options.budget);
+  const ContextFigures figures = BuildContexts(*store, requests, options.contexts);
+  PrintBuildTimes(figures, options);
+  PrintSections(figures.sections);
+  PrintEpisodeGrowth(*store, requests, stats.runs);
   std::printf("\nToken estimate: %.0f MB/s over the rendered prompts.\n",
-              estimate_bytes / 1e6 / (estimate_ms / 1e3));
+              figures.estimate_bytes / 1e6 / (figures.estimate_ms / 1e3));
 }
 
 }  // namespace

@@ -73,17 +73,22 @@ def alternate(n_elems, iters=2000):
     return out
 
 
-def main():
-    from kope_bridge import fast_compare as fc, shared_device as sd
-    from kope_bridge.comparison import Comparer
+class Table:
+    """The rows, each printed as it is measured and all again at the end."""
 
-    torch.empty(1, device=DEVICE)
-    rows = []
+    def __init__(self):
+        self.rows = []
 
-    def row(name, value):
-        rows.append((name, value))
+    def row(self, name, value):
+        self.rows.append((name, value))
         print(f"{name:64s} {value:10.1f}", flush=True)
 
+    def print_all(self):
+        print()
+        print("\n".join(f"{name:64s} {value:10.1f}" for name, value in self.rows))
+
+
+def measure_round_trip(table):
     a, b = socket.socketpair()
     echo = subprocess.Popen([sys.executable, "-c",
                              "import socket, sys\n"
@@ -93,25 +98,31 @@ def main():
                              "    if not m: break\n"
                              "    s.sendall(m)\n", str(b.fileno())], pass_fds=[b.fileno()])
     b.close()
-    row("socket round trip between two Python processes (us)",
-        per_call_us(lambda: (a.sendall(b"x" * 16), a.recv(64)), 5000))
+    table.row("socket round trip between two Python processes (us)",
+              per_call_us(lambda: (a.sendall(b"x" * 16), a.recv(64)), 5000))
     a.close()
     echo.wait()
 
-    row("torch.cuda.synchronize(), GPU idle (us)", per_call_us(torch.cuda.synchronize))
-    row("torch._C._cuda_synchronize(), GPU idle (us)", per_call_us(SYNC))
-    row("a pair of timing events made (us)",
-        per_call_us(lambda: (torch.cuda.Event(enable_timing=True),
-                             torch.cuda.Event(enable_timing=True))))
-    x = torch.ones(256, device=DEVICE)
-    row("a tiny torch operation launched (us)", per_call_us(lambda: x.add_(1)))
-    row("a tiny operation and .item() (us)", per_call_us(lambda: x.sum().item()))
 
+def measure_sync_and_launch(table):
+    table.row("torch.cuda.synchronize(), GPU idle (us)", per_call_us(torch.cuda.synchronize))
+    table.row("torch._C._cuda_synchronize(), GPU idle (us)", per_call_us(SYNC))
+    table.row("a pair of timing events made (us)",
+              per_call_us(lambda: (torch.cuda.Event(enable_timing=True),
+                                   torch.cuda.Event(enable_timing=True))))
+    x = torch.ones(256, device=DEVICE)
+    table.row("a tiny torch operation launched (us)", per_call_us(lambda: x.add_(1)))
+    table.row("a tiny operation and .item() (us)", per_call_us(lambda: x.sum().item()))
+
+
+def measure_alternation(table):
     for n in (256, 16 << 20):
         two, one = alternate(n)
-        row(f"turn, two processes alternating, {n * 4 >> 10} KB kernels (us)", two)
-        row(f"turn, the same work in one process (us)", one)
+        table.row(f"turn, two processes alternating, {n * 4 >> 10} KB kernels (us)", two)
+        table.row(f"turn, the same work in one process (us)", one)
 
+
+def measure_checks(table, fc, Comparer):
     c = Comparer()
     w = torch.randint(0, 1 << 30, (1024,), dtype=torch.int32, device=DEVICE)
     e = torch.randn(1024, device=DEVICE)
@@ -122,21 +133,27 @@ def main():
     g2 = guard.clone()
     c.triton_usable(torch.float32, DEVICE)
     c.keyed_usable(torch.int32, DEVICE)
-    row("keyed_hash of 1K words launched (us)", per_call_us(lambda: fc.keyed_hash(w, key)))
-    row("failing of 1K elements launched (us)", per_call_us(lambda: fc.failing(e, act, bounds)))
+    table.row("keyed_hash of 1K words launched (us)", per_call_us(lambda: fc.keyed_hash(w, key)))
+    table.row("failing of 1K elements launched (us)",
+              per_call_us(lambda: fc.failing(e, act, bounds)))
 
     def small_check():
         h = fc.keyed_hash(w, key)
         flags = [h != h, (g2 != guard).any(), fc.failing(e, act, bounds) != 0]
         return torch.stack(flags).tolist()
-    row("a small CHECK's kernels and its one synchronization (us)", per_call_us(small_check))
+    table.row("a small CHECK's kernels and its one synchronization (us)",
+              per_call_us(small_check))
 
+
+def measure_l2_flush(table):
     l2 = torch.cuda.get_device_properties(DEVICE).L2_cache_size
     buf = torch.empty(2 * l2, dtype=torch.uint8, device=DEVICE)
-    row("L2 flush (twice the L2 written) and a synchronize (us)",
-        per_call_us(lambda: (buf.zero_(), SYNC())))
+    table.row("L2 flush (twice the L2 written) and a synchronize (us)",
+              per_call_us(lambda: (buf.zero_(), SYNC())))
     del buf
 
+
+def measure_shared_memory(table, sd):
     for nbytes in (2 << 20, 6 << 30):
         def cycle():
             t0 = time.perf_counter_ns()
@@ -153,10 +170,23 @@ def main():
         runs = [cycle() for _ in range(5)]
         for i, what in enumerate(("export", "import", "release of the import",
                                   "release of the export")):
-            row(f"shared memory of {nbytes >> 20} MB: {what} (us)",
-                statistics.median(r[i] for r in runs))
-    print()
-    print("\n".join(f"{name:64s} {value:10.1f}" for name, value in rows))
+            table.row(f"shared memory of {nbytes >> 20} MB: {what} (us)",
+                      statistics.median(r[i] for r in runs))
+
+
+def main():
+    from kope_bridge import fast_compare as fc, shared_device as sd
+    from kope_bridge.comparison import Comparer
+
+    torch.empty(1, device=DEVICE)
+    table = Table()
+    measure_round_trip(table)
+    measure_sync_and_launch(table)
+    measure_alternation(table)
+    measure_checks(table, fc, Comparer)
+    measure_l2_flush(table)
+    measure_shared_memory(table, sd)
+    table.print_all()
 
 
 if __name__ == "__main__":

@@ -17,13 +17,13 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <functional>
 #include <map>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "kope/memory/sqlite/sqlite_store.h"
+#include "retrieval_queries.h"
 #include "synthetic_graph.h"
 
 namespace kope::memory::bench {
@@ -79,14 +79,10 @@ T Check(Result<T> result) {
   return std::move(result).value();
 }
 
-// Insert throughput: attempt+outcome pairs, with diffs to their parents, per transaction batch.
-void InsertBenchmark() {
-  std::filesystem::path path = std::filesystem::path(KOPE_BENCH_DIR) / "insert.db";
-  for (const char* suffix : {"", "-wal", "-shm"}) RemoveRegularFile(path.string() + suffix);
-  auto store = Check(OpenSqliteStore(path));
-  std::mt19937_64 rng(99);
+// 40 tasks with one run each, on one hardware; the runs' ids.
+std::vector<NodeId> PutInsertRuns(GraphStore& store) {
   std::vector<NodeId> runs;
-  Status s = store->Write([&](GraphWriter& w) -> Status {
+  Status s = store.Write([&](GraphWriter& w) -> Status {
     HardwareNode h;
     h.backend = "cuda";
     h.device = "NVIDIA H100";
@@ -107,14 +103,69 @@ void InsertBenchmark() {
     return Status::Ok();
   });
   if (!s.ok()) Die(s);
-  // The inputs (sources derived from their parents, decisions) are made before the clock starts:
-  // the figure is the store's, not the generator's.
-  struct Input {
-    size_t run;
-    std::string decision;
-    std::string source;
-    double speedup;
-  };
+  return runs;
+}
+
+// One attempt to insert: its run (an index), decision, source and speedup.
+struct InsertInput {
+  size_t run;
+  std::string decision;
+  std::string source;
+  double speedup;
+};
+
+// `total` attempts on random runs, each source derived from its run's last one.
+std::vector<InsertInput> MakeInsertInputs(std::mt19937_64& rng, int total,
+                                          std::vector<std::string>& last_source) {
+  std::vector<InsertInput> inputs;
+  inputs.reserve(static_cast<size_t>(total));
+  for (int i = 0; i < total; ++i) {
+    size_t r = rng() % last_source.size();
+    std::string source = Mutate(rng, last_source[r], 2);
+    last_source[r] = source;
+    inputs.push_back({r, MakeDecision(rng, static_cast<int>(rng() % 18)), std::move(source),
+                      1.0 + static_cast<double>(rng() % 100) / 50.0});
+  }
+  return inputs;
+}
+
+// Writes the inputs, `batch` attempt+outcome pairs per transaction, each attempt a child of its
+// run's last one.
+void WriteInsertInputs(GraphStore& store, const std::vector<InsertInput>& inputs, int batch,
+                       const std::vector<NodeId>& runs, std::vector<NodeId>& last_id) {
+  const int total = static_cast<int>(inputs.size());
+  for (int done = 0; done < total; done += batch) {
+    Status s = store.Write([&](GraphWriter& w) -> Status {
+      for (int i = done; i < done + batch; ++i) {
+        const InsertInput& in = inputs[static_cast<size_t>(i)];
+        AttemptNode a;
+        a.run_id = runs[in.run];
+        a.parent_id = last_id[in.run];
+        a.decision = in.decision;
+        a.proposer = "llm:model-a";
+        KOPE_ASSIGN_OR_RETURN(NodeId id, w.PutAttempt(a, in.source));
+        OutcomeNode o;
+        o.attempt_id = id;
+        o.verdict = "valid";
+        o.speedup = in.speedup;
+        o.time_ms = 1.0 / in.speedup;
+        o.evidence_json = R"({"median_ms":1.0,"spread":0.01,"runs":25})";
+        KOPE_RETURN_IF_ERROR(w.PutOutcome(o).status());
+        last_id[in.run] = id;
+      }
+      return Status::Ok();
+    });
+    if (!s.ok()) Die(s);
+  }
+}
+
+// Insert throughput: attempt+outcome pairs, with diffs to their parents, per transaction batch.
+void InsertBenchmark() {
+  std::filesystem::path path = std::filesystem::path(KOPE_BENCH_DIR) / "insert.db";
+  for (const char* suffix : {"", "-wal", "-shm"}) RemoveRegularFile(path.string() + suffix);
+  auto store = Check(OpenSqliteStore(path));
+  std::mt19937_64 rng(99);
+  const std::vector<NodeId> runs = PutInsertRuns(*store);
   std::vector<std::string> last_source(runs.size());
   for (size_t r = 0; r < runs.size(); ++r) last_source[r] = MakeKernel(rng, static_cast<int>(r));
   std::vector<NodeId> last_id(runs.size(), 0);
@@ -130,40 +181,12 @@ void InsertBenchmark() {
   std::printf("|---:|---:|---:|---:|---:|---:|\n");
   for (auto [batch, total] : {std::pair{1, 300}, std::pair{100, 20000}, std::pair{1000, 60000},
                               std::pair{10000, 60000}}) {
-    std::vector<Input> inputs;
-    inputs.reserve(static_cast<size_t>(total));
-    for (int i = 0; i < total; ++i) {
-      size_t r = rng() % runs.size();
-      std::string source = Mutate(rng, last_source[r], 2);
-      last_source[r] = source;
-      inputs.push_back({r, MakeDecision(rng, static_cast<int>(rng() % 18)), std::move(source),
-                        1.0 + static_cast<double>(rng() % 100) / 50.0});
-    }
+    // The inputs are made before the clock starts: the figure is the store's, not the
+    // generator's.
+    const std::vector<InsertInput> inputs = MakeInsertInputs(rng, total, last_source);
     auto start = Clock::now();
     const double cpu_start = ProcessCpuSeconds();
-    for (int done = 0; done < total; done += batch) {
-      s = store->Write([&](GraphWriter& w) -> Status {
-        for (int i = done; i < done + batch; ++i) {
-          const Input& in = inputs[static_cast<size_t>(i)];
-          AttemptNode a;
-          a.run_id = runs[in.run];
-          a.parent_id = last_id[in.run];
-          a.decision = in.decision;
-          a.proposer = "llm:model-a";
-          KOPE_ASSIGN_OR_RETURN(NodeId id, w.PutAttempt(a, in.source));
-          OutcomeNode o;
-          o.attempt_id = id;
-          o.verdict = "valid";
-          o.speedup = in.speedup;
-          o.time_ms = 1.0 / in.speedup;
-          o.evidence_json = R"({"median_ms":1.0,"spread":0.01,"runs":25})";
-          KOPE_RETURN_IF_ERROR(w.PutOutcome(o).status());
-          last_id[in.run] = id;
-        }
-        return Status::Ok();
-      });
-      if (!s.ok()) Die(s);
-    }
+    WriteInsertInputs(*store, inputs, batch, runs, last_id);
     double seconds = std::chrono::duration<double>(Clock::now() - start).count();
     double cpu = ProcessCpuSeconds() - cpu_start;
     std::printf("| %d | %d | %.2f | %.0f | %.2f | %.0f |\n", batch, total, seconds, total / seconds,
@@ -281,10 +304,7 @@ std::unique_ptr<GraphStore> CachedStore(const Options& options, const GraphShape
   return Check(OpenSqliteStore(options.store));
 }
 
-void QueryBenchmark(const Options& options) {
-  GraphShape shape = ShapeFor(options.scale);
-  std::unique_ptr<GraphStore> store = CachedStore(options, shape);
-  StoreStats stats = Check(store->Stats());
+void PrintStore(const StoreStats& stats) {
   const int64_t nodes =
       stats.tasks + stats.hardware + stats.runs + stats.attempts + stats.outcomes + stats.insights;
   std::printf(
@@ -298,147 +318,37 @@ void QueryBenchmark(const Options& options) {
       static_cast<long long>(stats.used_edges), static_cast<double>(stats.store_bytes) / (1 << 20),
       static_cast<double>(stats.store_bytes) / static_cast<double>(stats.attempts),
       static_cast<double>(stats.source_bytes) / static_cast<double>(stats.attempts));
-  GraphIds ids = Check(CollectIds(*store));
-  std::mt19937_64 rng(7);
-  auto pick = [&](const auto& v) { return v[rng() % v.size()]; };
-  auto word = [&] {
-    const auto& words = DecisionWords();
-    double u = std::uniform_real_distribution<double>(0, 1)(rng);
-    return words[static_cast<size_t>(std::pow(u, 3.0) * static_cast<double>(words.size())) %
-                 words.size()];
-  };
-  const char* class_words[] = {"vectorize", "shared",    "warp",     "softmax", "tensor", "unroll",
-                               "layout",    "occupancy", "register", "fuse",    "simd",   "tile"};
+}
+
+// Runs `query` 20 times to warm the caches a little, then `queries` times measured; prints its
+// row.
+void Measure(const RetrievalQuery& query, int queries) {
+  Latency l{query.name, {}, {}, 0};
+  for (int i = 0; i < 20; ++i) query.run();
+  for (int i = 0; i < queries; ++i) {
+    const double cpu_start = ThreadCpuMillis();
+    auto start = Clock::now();
+    l.results += query.run();
+    l.ms.push_back(Millis(Clock::now() - start));
+    l.cpu_ms.push_back(ThreadCpuMillis() - cpu_start);
+  }
+  PrintLatency(l);
+}
+
+void QueryBenchmark(const Options& options) {
+  GraphShape shape = ShapeFor(options.scale);
+  std::unique_ptr<GraphStore> store = CachedStore(options, shape);
+  StoreStats stats = Check(store->Stats());
+  PrintStore(stats);
+  QueryArguments args(Check(CollectIds(*store)));
 
   std::printf(
       "\n## Retrieval latency (%d queries each, one thread, warm page cache; load average "
       "%.1f)\n\n",
       options.queries, LoadAverage());
   PrintLatencyHeader();
-  auto measure = [&](const std::string& name, const std::function<size_t()>& query) {
-    Latency l{name, {}, {}, 0};
-    for (int i = 0; i < 20; ++i) query();  // warm the caches a little
-    for (int i = 0; i < options.queries; ++i) {
-      const double cpu_start = ThreadCpuMillis();
-      auto start = Clock::now();
-      l.results += query();
-      l.ms.push_back(Millis(Clock::now() - start));
-      l.cpu_ms.push_back(ThreadCpuMillis() - cpu_start);
-    }
-    PrintLatency(l);
-  };
-  measure("lineage (root to a random attempt)",
-          [&] { return Check(store->Lineage(pick(ids.attempts))).size(); });
-  measure("children (alternatives, with outcomes)",
-          [&] { return Check(store->Children(pick(ids.attempts))).size(); });
-  measure("best 10 per task", [&] {
-    BestQuery q;
-    q.task_id = pick(ids.tasks);
-    return Check(store->BestAttempts(q)).size();
-  });
-  measure("best 10 per op family", [&] {
-    BestQuery q;
-    q.op_family = pick(ids.families);
-    return Check(store->BestAttempts(q)).size();
-  });
-  measure("best 10 per op family on one hardware", [&] {
-    BestQuery q;
-    q.op_family = pick(ids.families);
-    q.hardware_id = pick(ids.hardware);
-    return Check(store->BestAttempts(q)).size();
-  });
-  measure("best 10 per hardware", [&] {
-    BestQuery q;
-    q.hardware_id = pick(ids.hardware);
-    return Check(store->BestAttempts(q)).size();
-  });
-  measure("insights in scope, ranked (top 20)", [&] {
-    InsightQuery q;
-    q.op_family = pick(ids.families);
-    q.backend = "cuda";
-    q.device = "NVIDIA H100";
-    q.arch = "sm_90";
-    q.size = std::pow(10.0, 3 + static_cast<double>(rng() % 5));
-    return Check(store->FindInsights(q)).size();
-  });
-  auto search = [&](std::string text, bool all, std::vector<SearchKind> kinds) {
-    SearchQuery q;
-    q.text = std::move(text);
-    q.match_all = all;
-    q.kinds = std::move(kinds);
-    return Check(store->Search(q)).size();
-  };
-  auto many_words = [&] {
-    return pick(ids.families) + " " + class_words[rng() % 12] + " " + word() + " " + word() + " " +
-           word() + " " + word();
-  };
-  measure("search decisions, 2 words, all must match", [&] {
-    return search(std::string(class_words[rng() % 12]) + " " + word(), true,
-                  {SearchKind::kAttempt});
-  });
-  measure("search decisions, 1 common word",
-          [&] { return search(class_words[rng() % 12], true, {SearchKind::kAttempt}); });
-  measure("search decisions, 6 words, any may match",
-          [&] { return search(many_words(), false, {SearchKind::kAttempt}); });
-  measure("search insights, 6 words, any may match",
-          [&] { return search(many_words(), false, {SearchKind::kInsight}); });
-  measure("search errors, 2 words", [&] {
-    const char* error_words[] = {"undefined",  "expected", "declared",   "resources",
-                                 "conversion", "shared",   "overloaded", "illegal"};
-    return search(std::string(error_words[rng() % 8]) + " error", true, {SearchKind::kError});
-  });
-  measure("search all four kinds, 2 words, all must match",
-          [&] { return search(std::string(class_words[rng() % 12]) + " " + word(), true, {}); });
-  measure("search all four kinds, 6 words, any may match",
-          [&] { return search(many_words(), false, {}); });
-  measure("text relevance of 50 candidate attempts, 6 words", [&] {
-    std::vector<NodeId> candidates;
-    for (int i = 0; i < 50; ++i) candidates.push_back(pick(ids.attempts));
-    return Check(store->TextRelevance(SearchKind::kAttempt, candidates, many_words())).size();
-  });
-  measure("similar tasks (top 10)",
-          [&] { return Check(store->SimilarTasks(pick(ids.tasks), 10)).size(); });
-  measure("attempts with a recurring error (top 10)", [&] {
-    return Check(store->AttemptsWithError(pick(ids.error_signatures), "", 10)).size();
-  });
-  measure("usage (credit) of 20 items", [&] {
-    std::vector<NodeRef> items;
-    for (int i = 0; i < 20; ++i) items.push_back({NodeKind::kAttempt, pick(ids.attempts)});
-    return Check(store->Usage(items)).size();
-  });
-  measure(
-      "one context: lineage, children, best per task and per family, insights with text "
-      "relevance, similar tasks, usage of 20",
-      [&] {
-        NodeId attempt = pick(ids.attempts);
-        AttemptNode a = Check(store->GetAttempt(attempt));
-        TaskNode t = Check(store->GetTask(a.task_id));
-        size_t n = Check(store->Lineage(attempt)).size() + Check(store->Children(attempt)).size();
-        BestQuery best;
-        best.task_id = a.task_id;
-        best.hardware_id = a.hardware_id;
-        n += Check(store->BestAttempts(best)).size();
-        best.task_id = 0;
-        best.op_family = t.op_family;
-        n += Check(store->BestAttempts(best)).size();
-        InsightQuery iq;
-        iq.op_family = t.op_family;
-        iq.backend = "cuda";
-        iq.arch = "sm_90";
-        iq.size = t.size;
-        std::vector<RankedInsight> insights = Check(store->FindInsights(iq));
-        n += insights.size();
-        std::vector<NodeId> insight_ids;
-        for (const RankedInsight& r : insights) insight_ids.push_back(r.insight.id);
-        n += Check(store->TextRelevance(SearchKind::kInsight, insight_ids,
-                                        t.description + " " + a.decision))
-                 .size();
-        n += Check(store->SimilarTasks(t.id, 10)).size();
-        std::vector<NodeRef> items;
-        for (int i = 0; i < 20; ++i) items.push_back({NodeKind::kAttempt, pick(ids.attempts)});
-        n += Check(store->Usage(items)).size();
-        return n;
-      });
+  for (const RetrievalQuery& query : RetrievalQueries(*store, args))
+    Measure(query, options.queries);
   PrintSpace(options.store, stats.attempts);
 }
 

@@ -7,7 +7,7 @@
 #include "agent_test_support.h"
 #include "kope/agent/candidate_language.h"
 #include "kope/base/subprocess.h"
-#include "kope/memory/sqlite_store.h"
+#include "kope/memory/sqlite/sqlite_store.h"
 #include "kope/torch_bridge/bridge.h"
 
 namespace kope::agent {
