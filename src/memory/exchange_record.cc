@@ -103,135 +103,174 @@ constexpr std::string_view kTypeNames[] = {"header",  "task",    "hardware", "ru
 
 size_t Index(NodeKind kind) { return static_cast<size_t>(kind); }
 
+// The header: a kope experience pack of a version this kope reads.
+Status ParseHeader(Fields& f, const json& j) {
+  if (f.Str("format") != kFormat && f.status().ok()) {
+    return Status::InvalidArgument("not a kope experience pack (format '" +
+                                   j.value("format", std::string()) + "')");
+  }
+  int64_t version = f.Int("version");
+  if (f.status().ok() && version > kFormatVersion) {
+    return Status::InvalidArgument("experience pack version " + std::to_string(version) +
+                                   " is newer than this kope reads (" +
+                                   std::to_string(kFormatVersion) + ")");
+  }
+  return f.status();
+}
+
+Status ParseTask(Fields& f, Record& r) {
+  r.task.key = f.Key("key");
+  r.task.name = f.Str("name");
+  r.task.op_family = f.Str("op_family");
+  r.task.description = f.Str("description", false);
+  r.task.size = f.Num("size");
+  r.task.spec_hash = f.Str("spec_hash", false);
+  r.task.attrs_json = f.Object("attrs");
+  r.task.created_at = f.Int("created_at");
+  return f.status();
+}
+
+Status ParseHardware(Fields& f, Record& r) {
+  r.hardware.key = f.Key("key");
+  r.hardware.backend = f.Str("backend");
+  r.hardware.device = f.Str("device");
+  r.hardware.arch = f.Str("arch", false);
+  r.hardware.attrs_json = f.Object("attrs");
+  r.hardware.created_at = f.Int("created_at");
+  return f.status();
+}
+
+Status ParseRun(Fields& f, Record& r) {
+  r.run.key = f.Key("key");
+  r.ref_a = f.Key("task");
+  r.ref_b = f.Key("hardware");
+  r.run.label = f.Str("label", false);
+  r.run.compiler = f.Str("compiler", false);
+  r.run.config_json = f.Object("config");
+  r.run.started_at = f.Int("started_at");
+  return f.status();
+}
+
+// A source: its text, which must match its hash.
+Status ParseSource(Fields& f, Record& r) {
+  r.source_hash = f.Key("hash");
+  r.source_text = f.Str("text");
+  if (f.status().ok() && ContentHash(r.source_text) != r.source_hash) {
+    return Status::InvalidArgument("source record: the text does not match its hash " +
+                                   r.source_hash);
+  }
+  return f.status();
+}
+
+Status ParseAttempt(Fields& f, Record& r) {
+  r.attempt.key = f.Key("key");
+  r.ref_a = f.Key("run");
+  r.ref_b = f.Key("parent", false);
+  r.attempt.source_hash = f.Key("source");
+  r.attempt.diff = f.Str("diff", false);
+  r.attempt.decision = f.Str("decision", false);
+  r.attempt.classes = f.Strings("classes");
+  r.attempt.proposer = f.Str("proposer", false);
+  r.attempt.prompt_tokens = f.Int("prompt_tokens");
+  r.attempt.completion_tokens = f.Int("completion_tokens");
+  r.attempt.created_at = f.Int("created_at");
+  return f.status();
+}
+
+// An outcome, with a verdict kope knows.
+Status ParseOutcome(Fields& f, Record& r) {
+  r.outcome.key = f.Key("key");
+  r.ref_a = f.Key("attempt");
+  r.outcome.stage = f.Str("stage");
+  r.outcome.verdict = f.Str("verdict");
+  if (f.status().ok() && !IsKnownVerdict(r.outcome.verdict)) {
+    return Status::InvalidArgument("outcome record: unknown verdict '" + r.outcome.verdict + "'");
+  }
+  r.outcome.flagged = f.Bool("flagged");
+  r.outcome.speedup = f.OptNum("speedup");
+  r.outcome.time_ms = f.OptNum("time_ms");
+  r.outcome.roofline = f.OptNum("roofline");
+  r.outcome.error_message = f.Str("error_message", false);
+  r.outcome.error_signature = f.Str("error_signature", false);
+  r.outcome.evidence_json = f.Object("evidence");
+  r.outcome.created_at = f.Int("created_at");
+  return f.status();
+}
+
+// An insight and its scope (an object of its own).
+Status ParseInsight(Fields& f, Record& r) {
+  r.insight.key = f.Key("key");
+  r.insight.kind = f.Str("kind");
+  r.insight.text = f.Str("text");
+  r.insight.classes = f.Strings("classes");
+  r.insight.created_at = f.Int("created_at");
+  r.insight.updated_at = f.Int("updated_at");
+  if (const json* scope = f.Sub("scope"); scope != nullptr) {
+    Fields s(*scope, "insight scope");
+    r.insight.scope = {s.Str("op_family", false), s.Str("backend", false),  s.Str("device", false),
+                       s.Str("arch", false),      s.Str("compiler", false), s.Num("size_min"),
+                       s.Num("size_max")};
+    KOPE_RETURN_IF_ERROR(s.status());
+  }
+  return f.status();
+}
+
+Status ParseEvidence(Fields& f, Record& r) {
+  r.ref_a = f.Key("insight");
+  r.ref_b = f.Key("outcome");
+  std::string relation = f.Str("relation");
+  if (f.status().ok()) {
+    KOPE_ASSIGN_OR_RETURN(r.evidence.relation, ParseEvidenceRelation(relation));
+  }
+  r.evidence.effect = f.Num("effect", 1.0);
+  r.evidence.created_at = f.Int("created_at");
+  return f.status();
+}
+
+// A used edge; its target (an object of its own) is an insight or an attempt.
+Status ParseUsed(Fields& f, Record& r) {
+  r.ref_a = f.Key("attempt");
+  if (const json* target = f.Sub("target"); target != nullptr) {
+    Fields t(*target, "used target");
+    std::string kind = t.Str("kind");
+    r.ref_b = t.Key("key");
+    KOPE_RETURN_IF_ERROR(t.status());
+    KOPE_ASSIGN_OR_RETURN(r.used.target.kind, ParseNodeKind(kind));
+    if (r.used.target.kind != NodeKind::kInsight && r.used.target.kind != NodeKind::kAttempt) {
+      return Status::InvalidArgument("used record: the target must be an insight or an attempt");
+    }
+  }
+  r.used.section = f.Str("section", false);
+  r.used.score = f.Num("score");
+  r.used.tokens = f.Int("tokens");
+  r.used.credit = f.OptNum("credit");
+  return f.status();
+}
+
+// The fields of a record of type `r.type`, from `j`; the first problem found.
 Status ParseFields(Record& r, const json& j) {
   Fields f(j, RecordTypeName(r.type));
   switch (r.type) {
-    case RecordType::kHeader: {
-      if (f.Str("format") != kFormat && f.status().ok()) {
-        return Status::InvalidArgument("not a kope experience pack (format '" +
-                                       j.value("format", std::string()) + "')");
-      }
-      int64_t version = f.Int("version");
-      if (f.status().ok() && version > kFormatVersion) {
-        return Status::InvalidArgument("experience pack version " + std::to_string(version) +
-                                       " is newer than this kope reads (" +
-                                       std::to_string(kFormatVersion) + ")");
-      }
-      break;
-    }
+    case RecordType::kHeader:
+      return ParseHeader(f, j);
     case RecordType::kTask:
-      r.task.key = f.Key("key");
-      r.task.name = f.Str("name");
-      r.task.op_family = f.Str("op_family");
-      r.task.description = f.Str("description", false);
-      r.task.size = f.Num("size");
-      r.task.spec_hash = f.Str("spec_hash", false);
-      r.task.attrs_json = f.Object("attrs");
-      r.task.created_at = f.Int("created_at");
-      break;
+      return ParseTask(f, r);
     case RecordType::kHardware:
-      r.hardware.key = f.Key("key");
-      r.hardware.backend = f.Str("backend");
-      r.hardware.device = f.Str("device");
-      r.hardware.arch = f.Str("arch", false);
-      r.hardware.attrs_json = f.Object("attrs");
-      r.hardware.created_at = f.Int("created_at");
-      break;
+      return ParseHardware(f, r);
     case RecordType::kRun:
-      r.run.key = f.Key("key");
-      r.ref_a = f.Key("task");
-      r.ref_b = f.Key("hardware");
-      r.run.label = f.Str("label", false);
-      r.run.compiler = f.Str("compiler", false);
-      r.run.config_json = f.Object("config");
-      r.run.started_at = f.Int("started_at");
-      break;
+      return ParseRun(f, r);
     case RecordType::kSource:
-      r.source_hash = f.Key("hash");
-      r.source_text = f.Str("text");
-      if (f.status().ok() && ContentHash(r.source_text) != r.source_hash) {
-        return Status::InvalidArgument("source record: the text does not match its hash " +
-                                       r.source_hash);
-      }
-      break;
+      return ParseSource(f, r);
     case RecordType::kAttempt:
-      r.attempt.key = f.Key("key");
-      r.ref_a = f.Key("run");
-      r.ref_b = f.Key("parent", false);
-      r.attempt.source_hash = f.Key("source");
-      r.attempt.diff = f.Str("diff", false);
-      r.attempt.decision = f.Str("decision", false);
-      r.attempt.classes = f.Strings("classes");
-      r.attempt.proposer = f.Str("proposer", false);
-      r.attempt.prompt_tokens = f.Int("prompt_tokens");
-      r.attempt.completion_tokens = f.Int("completion_tokens");
-      r.attempt.created_at = f.Int("created_at");
-      break;
+      return ParseAttempt(f, r);
     case RecordType::kOutcome:
-      r.outcome.key = f.Key("key");
-      r.ref_a = f.Key("attempt");
-      r.outcome.stage = f.Str("stage");
-      r.outcome.verdict = f.Str("verdict");
-      if (f.status().ok() && !IsKnownVerdict(r.outcome.verdict)) {
-        return Status::InvalidArgument("outcome record: unknown verdict '" + r.outcome.verdict +
-                                       "'");
-      }
-      r.outcome.flagged = f.Bool("flagged");
-      r.outcome.speedup = f.OptNum("speedup");
-      r.outcome.time_ms = f.OptNum("time_ms");
-      r.outcome.roofline = f.OptNum("roofline");
-      r.outcome.error_message = f.Str("error_message", false);
-      r.outcome.error_signature = f.Str("error_signature", false);
-      r.outcome.evidence_json = f.Object("evidence");
-      r.outcome.created_at = f.Int("created_at");
-      break;
-    case RecordType::kInsight: {
-      r.insight.key = f.Key("key");
-      r.insight.kind = f.Str("kind");
-      r.insight.text = f.Str("text");
-      r.insight.classes = f.Strings("classes");
-      r.insight.created_at = f.Int("created_at");
-      r.insight.updated_at = f.Int("updated_at");
-      if (const json* scope = f.Sub("scope"); scope != nullptr) {
-        Fields s(*scope, "insight scope");
-        r.insight.scope = {s.Str("op_family", false), s.Str("backend", false),
-                           s.Str("device", false),    s.Str("arch", false),
-                           s.Str("compiler", false),  s.Num("size_min"),
-                           s.Num("size_max")};
-        KOPE_RETURN_IF_ERROR(s.status());
-      }
-      break;
-    }
-    case RecordType::kEvidence: {
-      r.ref_a = f.Key("insight");
-      r.ref_b = f.Key("outcome");
-      std::string relation = f.Str("relation");
-      if (f.status().ok()) {
-        KOPE_ASSIGN_OR_RETURN(r.evidence.relation, ParseEvidenceRelation(relation));
-      }
-      r.evidence.effect = f.Num("effect", 1.0);
-      r.evidence.created_at = f.Int("created_at");
-      break;
-    }
-    case RecordType::kUsed: {
-      r.ref_a = f.Key("attempt");
-      if (const json* target = f.Sub("target"); target != nullptr) {
-        Fields t(*target, "used target");
-        std::string kind = t.Str("kind");
-        r.ref_b = t.Key("key");
-        KOPE_RETURN_IF_ERROR(t.status());
-        KOPE_ASSIGN_OR_RETURN(r.used.target.kind, ParseNodeKind(kind));
-        if (r.used.target.kind != NodeKind::kInsight && r.used.target.kind != NodeKind::kAttempt) {
-          return Status::InvalidArgument(
-              "used record: the target must be an insight or an attempt");
-        }
-      }
-      r.used.section = f.Str("section", false);
-      r.used.score = f.Num("score");
-      r.used.tokens = f.Int("tokens");
-      r.used.credit = f.OptNum("credit");
-      break;
-    }
+      return ParseOutcome(f, r);
+    case RecordType::kInsight:
+      return ParseInsight(f, r);
+    case RecordType::kEvidence:
+      return ParseEvidence(f, r);
+    case RecordType::kUsed:
+      return ParseUsed(f, r);
   }
   return f.status();
 }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <optional>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -52,103 +53,152 @@ std::string Demangle(const std::string& name) {
   return out;
 }
 
+// `k.cu(12): error: ...`, `k.cu(5): warning #177-D: ...` (cudafe++ / EDG) or
+// `k.cu:12:5: error: ...` (the host compiler, GCC style); none for other lines and for nvcc's
+// intermediate files.
+std::optional<Diagnostic> CompilerDiagnostic(const std::string& line) {
+  static const std::regex kFrontEnd(
+      R"(^(.*?)\((\d+)\): (catastrophic error|error|warning|remark)(?: #[0-9]+(?:-[A-Z])?)?: (.*)$)");
+  static const std::regex kHost(
+      R"(^(.*?):(\d+):(?:(\d+):)? (fatal error|error|warning|note): (.*)$)");
+  std::smatch m;
+  if (std::regex_match(line, m, kFrontEnd)) {
+    Diagnostic d;
+    d.file = FileName(m[1].str());
+    d.line = std::stoi(m[2].str());
+    const std::string sev = m[3].str();
+    d.severity = sev == "catastrophic error" ? "error" : sev == "remark" ? "note" : sev;
+    d.message = m[4].str();
+    return d;
+  }
+  if (std::regex_match(line, m, kHost) && !IsIntermediate(m[1].str())) {
+    Diagnostic d;
+    d.file = FileName(m[1].str());
+    d.line = std::stoi(m[2].str());
+    d.column = m[3].matched ? std::stoi(m[3].str()) : 0;
+    d.severity = m[4].str() == "fatal error" ? "error" : m[4].str();
+    d.message = m[5].str();
+    return d;
+  }
+  return std::nullopt;
+}
+
+// `ptxas error   : ...`, `nvlink warning : ...`.
+std::optional<Diagnostic> ToolDiagnostic(const std::string& line) {
+  static const std::regex kPtxas(R"(^ptxas (error|fatal|warning)\s*: (.*)$)");
+  static const std::regex kNvlink(R"(^nvlink (error|fatal|warning)\s*: (.*)$)");
+  std::smatch m;
+  if (!std::regex_match(line, m, kPtxas) && !std::regex_match(line, m, kNvlink)) {
+    return std::nullopt;
+  }
+  Diagnostic d;
+  d.severity = m[1].str() == "warning" ? "warning" : "error";
+  d.message = (line.rfind("ptxas", 0) == 0 ? "ptxas: " : "nvlink: ") + m[2].str();
+  return d;
+}
+
+// A line that continues the diagnostic before it (a source excerpt, a caret), not a summary.
+bool IsExcerptLine(const std::string& line) {
+  return !line.empty() && line.find("errors detected in the compilation") == std::string::npos &&
+         line.find("error detected in the compilation") == std::string::npos &&
+         line.rfind("Remark: ", 0) != 0 && line.find("In function") == std::string::npos;
+}
+
+// Reads the output a line at a time; each diagnostic of the compilers takes up to
+// kMaxExcerptLines of the lines that follow it.
+class DiagnosticReader {
+ public:
+  void Read(std::string line) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (std::optional<Diagnostic> compiler = CompilerDiagnostic(line)) {
+      Add(std::move(*compiler), /*takes_excerpt=*/true);
+    } else if (std::optional<Diagnostic> tool = ToolDiagnostic(line)) {
+      Add(std::move(*tool), /*takes_excerpt=*/false);
+    } else if (ReadUndefinedReference(line) || ReadLinkerLine(line)) {
+      // read: a diagnostic of the linker, or a line it adds nothing from
+    } else if (current_ != nullptr && excerpt_ < kMaxExcerptLines && IsExcerptLine(line)) {
+      current_->message += "\n" + line;
+      ++excerpt_;
+    } else if (line.empty()) {
+      current_ = nullptr;
+    }
+  }
+
+  // The errors first, then the warnings, then the notes, at most `max_diagnostics`, their
+  // messages trimmed.
+  std::vector<Diagnostic> Finish(size_t max_diagnostics) {
+    std::stable_sort(all_.begin(), all_.end(), [](const Diagnostic& a, const Diagnostic& b) {
+      return SeverityRank(a.severity) < SeverityRank(b.severity);
+    });
+    if (all_.size() > max_diagnostics) all_.resize(max_diagnostics);
+    for (Diagnostic& d : all_) d.message = Trim(d.message, kMaxMessageChars);
+    return std::move(all_);
+  }
+
+ private:
+  void Add(Diagnostic d, bool takes_excerpt) {
+    all_.push_back(std::move(d));
+    current_ = takes_excerpt ? &all_.back() : nullptr;
+    excerpt_ = 0;
+  }
+
+  // An undefined reference, reported once per symbol; false for other lines.
+  bool ReadUndefinedReference(const std::string& line) {
+    static const std::regex kUndefined(R"(undefined reference to `([^']*)')");
+    std::smatch m;
+    if (!std::regex_search(line, m, kUndefined)) return false;
+    const std::string symbol = m[1].str();
+    if (symbol == "kope_kernel") {
+      if (seen_undefined_entry_) return true;
+      seen_undefined_entry_ = true;
+    }
+    for (const Diagnostic& d : all_) {
+      if (d.message.find("'" + symbol + "'") != std::string::npos) return true;
+    }
+    Diagnostic d;
+    d.severity = "error";
+    d.message = symbol == "kope_kernel"
+                    ? "the source does not export the entry point: define extern \"C\" int "
+                      "kope_kernel(const kope_tensor*, int, kope_tensor*, int, void*)"
+                    : "undefined reference to '" + symbol +
+                          "' (not defined and not in the C++ standard library, libm or the "
+                          "CUDA runtime)";
+    Add(std::move(d), /*takes_excerpt=*/false);
+    return true;
+  }
+
+  // The linker's own message (`ld: ...`, `collect2: error: ...`), without its summary and
+  // "in function" lines; false for other lines.
+  bool ReadLinkerLine(const std::string& line) {
+    static const std::regex kLinker(R"(^(?:.*\bld(?:\.\w+)?|collect2): (?:error: )?(.*)$)");
+    std::smatch m;
+    if (!std::regex_match(line, m, kLinker)) return false;
+    const std::string text = m[1].str();
+    if (text.find("ld returned") != std::string::npos ||
+        text.find("in function") != std::string::npos) {
+      return true;
+    }
+    Diagnostic d;
+    d.severity = "error";
+    d.message = text;
+    Add(std::move(d), /*takes_excerpt=*/false);
+    return true;
+  }
+
+  std::vector<Diagnostic> all_;
+  Diagnostic* current_ = nullptr;  // the diagnostic that takes the next excerpt lines
+  size_t excerpt_ = 0;             // the excerpt lines it has taken
+  bool seen_undefined_entry_ = false;
+};
+
 }  // namespace
 
 std::vector<Diagnostic> ParseNvccOutput(std::string_view output, size_t max_diagnostics) {
-  // cudafe++ / EDG: `k.cu(12): error: ...`, `k.cu(5): warning #177-D: ...`.
-  static const std::regex kFrontEnd(
-      R"(^(.*?)\((\d+)\): (catastrophic error|error|warning|remark)(?: #[0-9]+(?:-[A-Z])?)?: (.*)$)");
-  // The host compiler (GCC style): `k.cu:12:5: error: ...`.
-  static const std::regex kHost(
-      R"(^(.*?):(\d+):(?:(\d+):)? (fatal error|error|warning|note): (.*)$)");
-  static const std::regex kPtxas(R"(^ptxas (error|fatal|warning)\s*: (.*)$)");
-  static const std::regex kNvlink(R"(^nvlink (error|fatal|warning)\s*: (.*)$)");
-  static const std::regex kUndefined(R"(undefined reference to `([^']*)')");
-  static const std::regex kLinker(R"(^(?:.*\bld(?:\.\w+)?|collect2): (?:error: )?(.*)$)");
-
-  std::vector<Diagnostic> all;
+  DiagnosticReader reader;
   std::istringstream in{std::string(output)};
   std::string line;
-  Diagnostic* current = nullptr;
-  size_t excerpt = 0;
-  bool seen_undefined_entry = false;
-  while (std::getline(in, line)) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    std::smatch m;
-    if (std::regex_match(line, m, kFrontEnd)) {
-      Diagnostic d;
-      d.file = FileName(m[1].str());
-      d.line = std::stoi(m[2].str());
-      const std::string sev = m[3].str();
-      d.severity = sev == "catastrophic error" ? "error" : sev == "remark" ? "note" : sev;
-      d.message = m[4].str();
-      all.push_back(std::move(d));
-      current = &all.back();
-      excerpt = 0;
-    } else if (std::regex_match(line, m, kHost) && !IsIntermediate(m[1].str())) {
-      Diagnostic d;
-      d.file = FileName(m[1].str());
-      d.line = std::stoi(m[2].str());
-      d.column = m[3].matched ? std::stoi(m[3].str()) : 0;
-      d.severity = m[4].str() == "fatal error" ? "error" : m[4].str();
-      d.message = m[5].str();
-      all.push_back(std::move(d));
-      current = &all.back();
-      excerpt = 0;
-    } else if (std::regex_match(line, m, kPtxas) || std::regex_match(line, m, kNvlink)) {
-      Diagnostic d;
-      d.severity = m[1].str() == "warning" ? "warning" : "error";
-      d.message = (line.rfind("ptxas", 0) == 0 ? "ptxas: " : "nvlink: ") + m[2].str();
-      all.push_back(std::move(d));
-      current = nullptr;
-    } else if (std::regex_search(line, m, kUndefined)) {
-      const std::string symbol = m[1].str();
-      if (symbol == "kope_kernel") {
-        if (seen_undefined_entry) continue;
-        seen_undefined_entry = true;
-      }
-      bool duplicate = false;
-      for (const Diagnostic& d : all) {
-        if (d.message.find("'" + symbol + "'") != std::string::npos) duplicate = true;
-      }
-      if (duplicate) continue;
-      Diagnostic d;
-      d.severity = "error";
-      d.message = symbol == "kope_kernel"
-                      ? "the source does not export the entry point: define extern \"C\" int "
-                        "kope_kernel(const kope_tensor*, int, kope_tensor*, int, void*)"
-                      : "undefined reference to '" + symbol +
-                            "' (not defined and not in the C++ standard library, libm or the "
-                            "CUDA runtime)";
-      all.push_back(std::move(d));
-      current = nullptr;
-    } else if (std::regex_match(line, m, kLinker)) {
-      const std::string text = m[1].str();
-      if (text.find("ld returned") != std::string::npos ||
-          text.find("in function") != std::string::npos) {
-        continue;
-      }
-      Diagnostic d;
-      d.severity = "error";
-      d.message = text;
-      all.push_back(std::move(d));
-      current = nullptr;
-    } else if (current != nullptr && excerpt < kMaxExcerptLines && !line.empty() &&
-               line.find("errors detected in the compilation") == std::string::npos &&
-               line.find("error detected in the compilation") == std::string::npos &&
-               line.rfind("Remark: ", 0) != 0 && line.find("In function") == std::string::npos) {
-      current->message += "\n" + line;
-      ++excerpt;
-    } else if (line.empty()) {
-      current = nullptr;
-    }
-  }
-  std::stable_sort(all.begin(), all.end(), [](const Diagnostic& a, const Diagnostic& b) {
-    return SeverityRank(a.severity) < SeverityRank(b.severity);
-  });
-  if (all.size() > max_diagnostics) all.resize(max_diagnostics);
-  for (Diagnostic& d : all) d.message = Trim(d.message, kMaxMessageChars);
-  return all;
+  while (std::getline(in, line)) reader.Read(line);
+  return reader.Finish(max_diagnostics);
 }
 
 std::vector<KernelResources> ParsePtxasReport(std::string_view output) {

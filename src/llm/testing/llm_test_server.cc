@@ -9,6 +9,7 @@
 #include <deque>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <thread>
 
 namespace kope::llm::testing {
@@ -37,6 +38,12 @@ struct LlmTestServer::State {
   int64_t peer_releases = 0;
 
   void Handle(Format format, const httplib::Request& req, httplib::Response& res);
+  // Records the request as received and counts it in flight; its number among those served.
+  int64_t Receive(const httplib::Request& req);
+  // The next queued action, or the fallback when none is queued.
+  ServerAction NextAction();
+  // Holds the reply as `a` says: its delay, or until enough peers are in flight.
+  void Wait(const ServerAction& a, std::unique_lock<std::mutex>& lock);
 };
 
 namespace {
@@ -131,104 +138,75 @@ std::string ValidationError(Format format, const httplib::Request& req, const js
   return {};
 }
 
-}  // namespace
+// Sends 401 and returns false when a key is required and the request does not carry it.
+bool KeyAccepted(Format format, const std::string& required_key, const httplib::Request& req,
+                 httplib::Response& res) {
+  if (required_key.empty()) return true;
+  std::string given =
+      format == Format::kAnthropic ? Header(req, "x-api-key") : Header(req, "Authorization");
+  if (format == Format::kOpenAi && given.rfind("Bearer ", 0) == 0) given = given.substr(7);
+  if (given == required_key) return true;
+  SendError(res, format, 401,
+            format == Format::kAnthropic ? "authentication_error" : "invalid_request_error",
+            "invalid_api_key", fmt::format("Incorrect API key provided: {}.", given));
+  return false;
+}
 
-void LlmTestServer::State::Handle(Format format, const httplib::Request& req,
-                                  httplib::Response& res) {
-  std::unique_lock<std::mutex> lock(mu);
-  ++in_flight;
-  max_in_flight = std::max(max_in_flight, in_flight);
-  const int64_t n = ++served;
-  ReceivedRequest record;
-  record.path = req.path;
-  for (const auto& [name, value] : req.headers) record.headers[Lower(name)] = value;
-  record.body = req.body;
-  record.arrived = std::chrono::steady_clock::now();
-  received.push_back(std::move(record));
-  cv.notify_all();
-  struct InFlight {
-    State* s;
-    std::unique_lock<std::mutex>* lock;
-    ~InFlight() {
-      if (!lock->owns_lock()) lock->lock();
-      --s->in_flight;
-      s->cv.notify_all();
-    }
-  } in_flight_guard{this, &lock};
-
-  if (!required_key.empty()) {
-    std::string given =
-        format == Format::kAnthropic ? Header(req, "x-api-key") : Header(req, "Authorization");
-    if (format == Format::kOpenAi && given.rfind("Bearer ", 0) == 0) given = given.substr(7);
-    if (given != required_key) {
-      SendError(res, format, 401,
-                format == Format::kAnthropic ? "authentication_error" : "invalid_request_error",
-                "invalid_api_key", fmt::format("Incorrect API key provided: {}.", given));
-      return;
-    }
-  }
+// The request's body when the real APIs would accept it; else sends 400 and returns none.
+std::optional<json> AcceptedBody(Format format, const httplib::Request& req,
+                                 httplib::Response& res) {
   json body = json::parse(req.body, nullptr, false);
   if (body.is_discarded()) {
     SendError(res, format, 400, "invalid_request_error", "", "the body is not valid JSON");
-    return;
+    return std::nullopt;
   }
   if (std::string error = ValidationError(format, req, body); !error.empty()) {
     SendError(res, format, 400, "invalid_request_error", "", error);
-    return;
+    return std::nullopt;
   }
-  const std::string model = body["model"].get<std::string>();
-  if (!known_models.empty() &&
-      std::find(known_models.begin(), known_models.end(), model) == known_models.end()) {
-    if (format == Format::kAnthropic) {
-      SendError(res, format, 404, "not_found_error", "", "model: " + model);
-    } else {
-      SendError(
-          res, format, 404, "invalid_request_error", "model_not_found",
-          fmt::format("The model `{}` does not exist or you do not have access to it.", model));
-    }
-    return;
-  }
+  return body;
+}
 
-  ServerAction a = fallback;
-  if (!queue.empty()) {
-    a = queue.front();
-    queue.pop_front();
+// Sends 404 and returns false when models are listed and `model` is not among them.
+bool ModelKnown(Format format, const std::vector<std::string>& known_models,
+                const std::string& model, httplib::Response& res) {
+  if (known_models.empty() ||
+      std::find(known_models.begin(), known_models.end(), model) != known_models.end()) {
+    return true;
   }
+  if (format == Format::kAnthropic) {
+    SendError(res, format, 404, "not_found_error", "", "model: " + model);
+  } else {
+    SendError(res, format, 404, "invalid_request_error", "model_not_found",
+              fmt::format("The model `{}` does not exist or you do not have access to it.", model));
+  }
+  return false;
+}
+
+void SendHttpError(Format format, const ServerAction& a, httplib::Response& res) {
+  std::string type =
+      a.status == 429   ? (format == Format::kAnthropic ? "rate_limit_error" : "requests")
+      : a.status == 529 ? "overloaded_error"
+                        : (format == Format::kAnthropic ? "api_error" : "server_error");
+  std::string message = !a.error_message.empty() ? a.error_message
+                        : a.status == 429        ? "Rate limit reached; slow down."
+                                                 : "The server had an error.";
+  SendError(res, format, a.status, type, "", message);
+  if (!a.retry_after.empty()) res.set_header("Retry-After", a.retry_after);
+}
+
+// The reply, or the fault `a` asks for in its place.
+void SendAction(Format format, const ServerAction& a, const std::string& reply,
+                httplib::Response& res) {
   using Kind = ServerAction::Kind;
-  if (a.kind == Kind::kReply && a.delay.count() > 0) {
-    cv.wait_for(lock, a.delay, [&] { return stopping; });
-  }
-  if (a.kind == Kind::kWaitForPeers) {
-    // A barrier: the request that brings the count to `peers` releases every
-    // request waiting, even those that wake up after some have left.
-    if (in_flight >= a.peers) {
-      ++peer_releases;
-      cv.notify_all();
-    } else {
-      const int64_t seen = peer_releases;
-      cv.wait_for(lock, a.delay, [&] { return stopping || peer_releases != seen; });
-    }
-  }
-  const std::string reply = ReplyBody(format, a, model, n);
-  res.set_header(format == Format::kAnthropic ? "request-id" : "x-request-id",
-                 fmt::format("req-test-{}", n));
   switch (a.kind) {
     case Kind::kReply:
     case Kind::kWaitForPeers:
       res.set_content(reply, "application/json");
       return;
-    case Kind::kHttpError: {
-      std::string type =
-          a.status == 429   ? (format == Format::kAnthropic ? "rate_limit_error" : "requests")
-          : a.status == 529 ? "overloaded_error"
-                            : (format == Format::kAnthropic ? "api_error" : "server_error");
-      std::string message = !a.error_message.empty() ? a.error_message
-                            : a.status == 429        ? "Rate limit reached; slow down."
-                                                     : "The server had an error.";
-      SendError(res, format, a.status, type, "", message);
-      if (!a.retry_after.empty()) res.set_header("Retry-After", a.retry_after);
+    case Kind::kHttpError:
+      SendHttpError(format, a, res);
       return;
-    }
     case Kind::kTruncatedBody: {
       auto full = std::make_shared<std::string>(reply);
       res.set_content_provider(full->size(), "application/json",
@@ -253,6 +231,75 @@ void LlmTestServer::State::Handle(Format format, const httplib::Request& req,
       }
       return;
   }
+}
+
+}  // namespace
+
+int64_t LlmTestServer::State::Receive(const httplib::Request& req) {
+  ++in_flight;
+  max_in_flight = std::max(max_in_flight, in_flight);
+  const int64_t n = ++served;
+  ReceivedRequest record;
+  record.path = req.path;
+  for (const auto& [name, value] : req.headers) record.headers[Lower(name)] = value;
+  record.body = req.body;
+  record.arrived = std::chrono::steady_clock::now();
+  received.push_back(std::move(record));
+  cv.notify_all();
+  return n;
+}
+
+ServerAction LlmTestServer::State::NextAction() {
+  ServerAction a = fallback;
+  if (!queue.empty()) {
+    a = queue.front();
+    queue.pop_front();
+  }
+  return a;
+}
+
+void LlmTestServer::State::Wait(const ServerAction& a, std::unique_lock<std::mutex>& lock) {
+  using Kind = ServerAction::Kind;
+  if (a.kind == Kind::kReply && a.delay.count() > 0) {
+    cv.wait_for(lock, a.delay, [&] { return stopping; });
+  }
+  if (a.kind == Kind::kWaitForPeers) {
+    // A barrier: the request that brings the count to `peers` releases every
+    // request waiting, even those that wake up after some have left.
+    if (in_flight >= a.peers) {
+      ++peer_releases;
+      cv.notify_all();
+    } else {
+      const int64_t seen = peer_releases;
+      cv.wait_for(lock, a.delay, [&] { return stopping || peer_releases != seen; });
+    }
+  }
+}
+
+void LlmTestServer::State::Handle(Format format, const httplib::Request& req,
+                                  httplib::Response& res) {
+  std::unique_lock<std::mutex> lock(mu);
+  const int64_t n = Receive(req);
+  struct InFlight {
+    State* s;
+    std::unique_lock<std::mutex>* lock;
+    ~InFlight() {
+      if (!lock->owns_lock()) lock->lock();
+      --s->in_flight;
+      s->cv.notify_all();
+    }
+  } in_flight_guard{this, &lock};
+
+  if (!KeyAccepted(format, required_key, req, res)) return;
+  const std::optional<json> body = AcceptedBody(format, req, res);
+  if (!body.has_value()) return;
+  const std::string model = (*body)["model"].get<std::string>();
+  if (!ModelKnown(format, known_models, model, res)) return;
+  const ServerAction a = NextAction();
+  Wait(a, lock);
+  res.set_header(format == Format::kAnthropic ? "request-id" : "x-request-id",
+                 fmt::format("req-test-{}", n));
+  SendAction(format, a, ReplyBody(format, a, model, n), res);
 }
 
 ServerAction ServerAction::Reply(std::string text, int64_t prompt_tokens,
