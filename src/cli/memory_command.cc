@@ -80,7 +80,7 @@ json ParsedOrText(const std::string& text) {
   return j.is_discarded() ? json(text) : j;
 }
 
-json OutcomeJson(const memory::OutcomeNode& o) { return json::parse(memory::OutcomeJson(o)); }
+json OutcomeJsonValue(const memory::OutcomeNode& o) { return json::parse(memory::OutcomeJson(o)); }
 
 json AttemptJson(const AttemptView& v) {
   const memory::AttemptNode& a = v.attempt;
@@ -97,7 +97,7 @@ json AttemptJson(const AttemptView& v) {
           {"prompt_tokens", a.prompt_tokens},
           {"completion_tokens", a.completion_tokens},
           {"created_at", a.created_at},
-          {"outcome", v.outcome ? OutcomeJson(*v.outcome) : json(nullptr)}};
+          {"outcome", v.outcome ? OutcomeJsonValue(*v.outcome) : json(nullptr)}};
 }
 
 json InsightJson(const memory::InsightNode& i) {
@@ -236,7 +236,7 @@ int RunShow(const MemoryArgs& args) {
     case NodeKind::kOutcome: {
       auto outcome = s.GetOutcome(ref->id);
       if (!outcome.ok()) return Fail("show", outcome.status());
-      std::cout << OutcomeJson(*outcome).dump(2) << "\n";
+      std::cout << OutcomeJsonValue(*outcome).dump(2) << "\n";
       return 0;
     }
     case NodeKind::kInsight: {
