@@ -2,6 +2,7 @@
 // is a ModelNew with a Python tunable, evaluated on the CPU through the bridge, recorded with its
 // language, then tuned by the offline tuner; and the refusals of a language that does not fit.
 // Skips where there is no bridge (scripts/setup makes .venv).
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "agent_test_support.h"
