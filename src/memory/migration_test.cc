@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
-#include "kope/memory/text/error_signature.h"
 #include "kope/memory/sqlite/sqlite_store.h"
+#include "kope/memory/text/error_signature.h"
 #include "test_graph.h"
 
 namespace kope::memory {

@@ -2,8 +2,8 @@
 
 #include <string>
 
-#include "kope/memory/text/error_signature.h"
 #include "kope/memory/sqlite/sqlite_store.h"
+#include "kope/memory/text/error_signature.h"
 
 namespace kope::memory::sqlite {
 namespace {

@@ -6,9 +6,9 @@
 #include <stdexcept>
 #include <thread>
 
+#include "../test_graph.h"
 #include "kope/base/hash.h"
 #include "kope/memory/record.h"
-#include "../test_graph.h"
 
 namespace kope::memory {
 namespace {

@@ -17,10 +17,10 @@
 #include <string>
 #include <string_view>
 
+#include "../protocol.h"
 #include "confine.h"
 #include "kope/runner/runner.h"
 #include "kope/runner/sandbox.h"
-#include "../protocol.h"
 #include "serve.h"
 
 #if defined(__SANITIZE_ADDRESS__)

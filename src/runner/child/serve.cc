@@ -13,10 +13,10 @@
 #if defined(__x86_64__)
 #endif
 
+#include "../protocol.h"
 #include "cache_flush.h"
 #include "cuda_device.h"
 #include "kope/kernel.h"
-#include "../protocol.h"
 
 namespace kope::runner_child {
 namespace {

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "kope/kernel.h"
 #include "../protocol.h"
+#include "kope/kernel.h"
 
 namespace kope::runner_child {
 
