@@ -7,6 +7,7 @@
 
 #include "agent_test_support.h"
 #include "kope/agent/candidate_language.h"
+#include "kope/base/file.h"
 #include "kope/base/subprocess.h"
 #include "kope/memory/sqlite/sqlite_store.h"
 #include "kope/torch_bridge/bridge.h"
@@ -89,7 +90,7 @@ TEST(ModelNewTest, OptimizeProposesATorchModelNewAndTunesIt) {
   // The best ModelNew is written as a Python file, and the graph holds the source as proposed.
   const fs::path best = scratch.path() / (report["task"].get<std::string>() + "_best.py");
   ASSERT_TRUE(fs::exists(best)) << result->output;
-  EXPECT_NE(testing::ReadText(best).find("class ModelNew(nn.Module):"), std::string::npos);
+  EXPECT_NE(ReadFileText(best).value_or("").find("class ModelNew(nn.Module):"), std::string::npos);
   auto store = memory::OpenSqliteStore(scratch.path() / "store.db");
   ASSERT_TRUE(store.ok());
   auto attempt = (*store)->GetAttempt(first["id"].get<int64_t>());
