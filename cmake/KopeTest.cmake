@@ -6,10 +6,9 @@ function(kope_add_test name)
   cmake_parse_arguments(ARG "" "" "LIBS" ${ARGN})
   add_executable(${name} ${ARG_UNPARSED_ARGUMENTS})
   kope_target_options(${name})
-  target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gtest GTest::gtest_main)
-  target_compile_definitions(${name} PRIVATE
-    KOPE_SOURCE_DIR="${KOPE_SOURCE_DIR}"
-    KOPE_BINARY_DIR="${CMAKE_BINARY_DIR}")
+  # The checkout's and build's folders come from kope_test_paths (testing/test_paths.h), not
+  # from definitions: a test's object file is the same in every checkout.
+  target_link_libraries(${name} PRIVATE ${ARG_LIBS} kope_test_paths GTest::gtest GTest::gtest_main)
   add_test(NAME ${name} COMMAND ${name})
   set_tests_properties(${name} PROPERTIES TIMEOUT 600)
 endfunction()

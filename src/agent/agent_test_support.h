@@ -14,13 +14,14 @@
 #include "kope/backend/cpu/cpu_backend.h"
 #include "kope/memory/sqlite/sqlite_store.h"
 #include "kope/task/task.h"
+#include "testing/test_paths.h"
 
 namespace kope::agent::testing {
 
 namespace fs = std::filesystem;
 
 inline fs::path TestTaskDir(const std::string& name) {
-  return fs::path(KOPE_SOURCE_DIR) / "src/agent/testdata/tasks" / name;
+  return fs::path(kope::testing::SourceDir()) / "src/agent/testdata/tasks" / name;
 }
 
 // A scratch folder removed at the end of the test.
@@ -51,7 +52,7 @@ inline std::unique_ptr<memory::GraphStore> OpenTestStore(const fs::path& path) {
 
 inline std::unique_ptr<Backend> TestBackend() {
   CpuBackendOptions options;
-  options.cache_dir = fs::path(KOPE_BINARY_DIR) / "agent-test-cache";
+  options.cache_dir = fs::path(kope::testing::BinaryDir()) / "agent-test-cache";
   auto backend = CreateCpuBackend(options);
   EXPECT_TRUE(backend.ok()) << backend.status().ToString();
   return backend.ok() ? std::move(*backend) : nullptr;
@@ -71,7 +72,7 @@ inline EpisodeOptions TestEpisodeOptions(int attempts) {
   options.stop.patience = 0;
   options.stop.speed_of_light = 0;
   options.confirm = false;
-  options.eval.runner_exe = fs::path(KOPE_BINARY_DIR) / "kope-runner";
+  options.eval.runner_exe = fs::path(kope::testing::BinaryDir()) / "kope-runner";
   return options;
 }
 

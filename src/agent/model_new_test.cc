@@ -11,6 +11,7 @@
 #include "kope/base/subprocess.h"
 #include "kope/memory/sqlite/sqlite_store.h"
 #include "kope/torch_bridge/bridge.h"
+#include "testing/test_paths.h"
 
 namespace kope::agent {
 namespace {
@@ -18,14 +19,14 @@ namespace {
 namespace fs = std::filesystem;
 using testing::ScratchDir;
 
-std::string Kope() { return (fs::path(KOPE_BINARY_DIR) / "agent_test_kope").string(); }
+std::string Kope() { return (fs::path(kope::testing::BinaryDir()) / "agent_test_kope").string(); }
 
 std::string CacheEnv() {
-  return "KOPE_CACHE_DIR=" + (fs::path(KOPE_BINARY_DIR) / "agent-test-cache").string();
+  return "KOPE_CACHE_DIR=" + (fs::path(kope::testing::BinaryDir()) / "agent-test-cache").string();
 }
 
 fs::path Problem() {
-  return fs::path(KOPE_SOURCE_DIR) / "src/torch_bridge/testdata/problems/scaled_relu.py";
+  return fs::path(kope::testing::SourceDir()) / "src/torch_bridge/testdata/problems/scaled_relu.py";
 }
 
 constexpr char kModelNew[] = R"(import torch

@@ -17,6 +17,7 @@
 #include "kope/base/file.h"
 #include "kope/base/subprocess.h"
 #include "kope/record/graph_nodes.h"
+#include "testing/test_paths.h"
 
 extern char** environ;
 
@@ -26,10 +27,10 @@ namespace {
 namespace fs = std::filesystem;
 using testing::ScratchDir;
 
-std::string Kope() { return (fs::path(KOPE_BINARY_DIR) / "agent_test_kope").string(); }
+std::string Kope() { return (fs::path(kope::testing::BinaryDir()) / "agent_test_kope").string(); }
 
 std::string CacheEnv() {
-  return "KOPE_CACHE_DIR=" + (fs::path(KOPE_BINARY_DIR) / "agent-test-cache").string();
+  return "KOPE_CACHE_DIR=" + (fs::path(kope::testing::BinaryDir()) / "agent-test-cache").string();
 }
 
 std::vector<std::string> ChildEnvironment() {

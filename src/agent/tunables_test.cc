@@ -7,6 +7,7 @@
 #include "kope/agent/offline_proposer.h"
 #include "kope/agent/reflection.h"
 #include "kope/base/file.h"
+#include "testing/test_paths.h"
 
 namespace kope::agent {
 namespace {
@@ -117,7 +118,8 @@ TEST(TunablesTest, InsightTextNamesItsTunable) {
 TEST(TunablesTest, EveryBundledExampleHasAWellFormedSeed) {
   namespace fs = std::filesystem;
   int tasks = 0;
-  for (const auto& entry : fs::directory_iterator(fs::path(KOPE_SOURCE_DIR) / "examples")) {
+  for (const auto& entry :
+       fs::directory_iterator(fs::path(kope::testing::SourceDir()) / "examples")) {
     if (!fs::exists(entry.path() / "task.toml")) continue;
     ++tasks;
     auto task = LoadTask(entry.path());

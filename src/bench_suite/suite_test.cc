@@ -7,6 +7,7 @@
 
 #include "agent_test_support.h"
 #include "kope/base/file.h"
+#include "testing/test_paths.h"
 
 namespace kope::bench_suite {
 namespace {
@@ -141,7 +142,7 @@ TEST(SuiteTest, RunsEveryTaskInParallelAndResumesFromTheGraph) {
   ASSERT_TRUE(store && backend);
   auto proposers = agent::OpenProposers({});
   ASSERT_TRUE(proposers.ok());
-  const fs::path dir = fs::path(KOPE_SOURCE_DIR) / "src/agent/testdata/tasks";
+  const fs::path dir = fs::path(kope::testing::SourceDir()) / "src/agent/testdata/tasks";
   ASSERT_EQ(FindSuiteTasks(dir).size(), 2u);
 
   SuiteOptions options;

@@ -8,6 +8,7 @@
 
 #include "kope/base/subprocess.h"
 #include "kope/memory/sqlite/sqlite_store.h"
+#include "testing/test_paths.h"
 
 namespace kope {
 namespace {
@@ -67,10 +68,11 @@ class ContextCommand : public ::testing::Test {
   using NodeId = memory::NodeId;
 
   ProcessResult Kope(std::vector<std::string> args) {
-    args.insert(args.begin(), (fs::path(KOPE_BINARY_DIR) / "kope").string());
+    args.insert(args.begin(), (fs::path(kope::testing::BinaryDir()) / "kope").string());
     ProcessOptions options;
     options.timeout_seconds = 120;
-    options.extra_env = {"KOPE_CACHE_DIR=" + (fs::path(KOPE_BINARY_DIR) / "test-cache").string()};
+    options.extra_env = {"KOPE_CACHE_DIR=" +
+                         (fs::path(kope::testing::BinaryDir()) / "test-cache").string()};
     auto r = RunProcess(args, options);
     EXPECT_TRUE(r.ok()) << r.status().ToString();
     return r.ok() ? *r : ProcessResult{};
@@ -97,7 +99,8 @@ TEST_F(ContextCommand, StoredTaskAndNodePrintItemsWithScoresAndTokens) {
 }
 
 TEST_F(ContextCommand, TaskFolderAndJson) {
-  const std::string task = (fs::path(KOPE_SOURCE_DIR) / "examples/softmax_rows").string();
+  const std::string task =
+      (fs::path(kope::testing::SourceDir()) / "examples/softmax_rows").string();
   ProcessResult r = Kope({"context", task, "--store", store_, "--budget", "6000", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   nlohmann::json j = nlohmann::json::parse(r.output, nullptr, false);

@@ -97,7 +97,8 @@ enum class Exchange { kDone, kRetry };
 // Sends the request and relays what comes back; `*exit_code` is the evaluation's.
 Exchange Relay(int fd, const WarmRequest& request, const ServiceLocation& where, int* exit_code) {
   const bool tty = isatty(STDERR_FILENO) != 0;
-  if (!WriteFrame(fd, WarmRequestToJson(request)).ok()) return Exchange::kRetry;
+  // A send that fails is not the end: the service may have answered (a refusal) before it read.
+  (void)WriteFrame(fd, WarmRequestToJson(request));
   bool started = false;
   while (true) {
     Result<json> m = ReadFrame(fd);

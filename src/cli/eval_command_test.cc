@@ -6,6 +6,7 @@
 #include <random>
 
 #include "kope/base/subprocess.h"
+#include "testing/test_paths.h"
 
 namespace kope {
 namespace {
@@ -21,16 +22,17 @@ class EvalCommand : public ::testing::Test {
   void TearDown() override { fs::remove_all(dir_); }
 
   ProcessResult Kope(std::vector<std::string> args) {
-    args.insert(args.begin(), (fs::path(KOPE_BINARY_DIR) / "kope").string());
+    args.insert(args.begin(), (fs::path(kope::testing::BinaryDir()) / "kope").string());
     ProcessOptions options;
     options.timeout_seconds = 120;
-    options.extra_env = {"KOPE_CACHE_DIR=" + (fs::path(KOPE_BINARY_DIR) / "test-cache").string()};
+    options.extra_env = {"KOPE_CACHE_DIR=" +
+                         (fs::path(kope::testing::BinaryDir()) / "test-cache").string()};
     auto r = RunProcess(args, options);
     EXPECT_TRUE(r.ok()) << r.status().ToString();
     return r.ok() ? *r : ProcessResult{};
   }
   std::string Example(const std::string& name) {
-    return (fs::path(KOPE_SOURCE_DIR) / "examples" / name).string();
+    return (fs::path(kope::testing::SourceDir()) / "examples" / name).string();
   }
   fs::path dir_;
 };

@@ -43,8 +43,10 @@ int ConnectTo(const fs::path& path) {
 Result<json> Ask(const fs::path& path, const std::string& type) {
   const int fd = ConnectTo(path);
   if (fd < 0) return Status::Unavailable("not running");
+  // The answer is read even where sending failed: a refusal comes before the service reads.
   Status sent = WriteFrame(fd, {{"type", type}});
-  Result<json> reply = sent.ok() ? ReadFrame(fd) : Result<json>(sent);
+  Result<json> reply = ReadFrame(fd);
+  if (!reply.ok() && !sent.ok()) reply = sent;
   close(fd);
   return reply;
 }

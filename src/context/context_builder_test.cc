@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "test_graph.h"
+#include "testing/test_paths.h"
 
 namespace kope::context {
 namespace {
@@ -324,7 +325,8 @@ TEST_F(ContextBuilderTest, PassiveModeGrowsTurnAfterTurn) {
 }
 
 TEST_F(ContextBuilderTest, RendersATaskFromItsFiles) {
-  Result<Task> task = LoadTask(std::filesystem::path(KOPE_SOURCE_DIR) / "examples/softmax_rows");
+  Result<Task> task =
+      LoadTask(std::filesystem::path(kope::testing::SourceDir()) / "examples/softmax_rows");
   ASSERT_TRUE(task.ok()) << task.status().ToString();
   ContextRequest request;
   request.task = &*task;

@@ -7,6 +7,7 @@
 #include "kope/context/context_builder.h"
 #include "kope/llm/proposal.h"
 #include "test_graph.h"
+#include "testing/test_paths.h"
 
 namespace kope::context {
 namespace {
@@ -213,7 +214,8 @@ TEST_F(ModelNewPromptTest, ANativePromptShowsTheProblemAsPython) {
 }
 
 TEST_F(ModelNewPromptTest, RefusesWhatDoesNotFit) {
-  Result<Task> native = LoadTask(std::filesystem::path(KOPE_SOURCE_DIR) / "examples/softmax_rows");
+  Result<Task> native =
+      LoadTask(std::filesystem::path(kope::testing::SourceDir()) / "examples/softmax_rows");
   ASSERT_TRUE(native.ok()) << native.status().ToString();
   ContextRequest request = Request("triton");
   request.task = &*native;

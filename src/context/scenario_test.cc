@@ -8,6 +8,7 @@
 
 #include "kope/context/context_builder.h"
 #include "test_graph.h"
+#include "testing/test_paths.h"
 
 namespace kope::context {
 namespace {
@@ -20,7 +21,8 @@ using testing::InsightSpec;
 using testing::TempDir;
 
 json LoadScenarios() {
-  std::ifstream in(std::string(KOPE_SOURCE_DIR) + "/src/context/testdata/scenarios.json");
+  std::ifstream in(std::string(kope::testing::SourceDir()) +
+                   "/src/context/testdata/scenarios.json");
   return json::parse(in);
 }
 

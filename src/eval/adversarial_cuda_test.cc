@@ -11,6 +11,7 @@
 #include "kope/backend/cuda/cuda_backend.h"
 #include "kope/base/file.h"
 #include "kope/eval/evaluator.h"
+#include "testing/test_paths.h"
 
 namespace kope {
 namespace {
@@ -29,21 +30,22 @@ struct Case {
 
 std::vector<Case> LoadCases() {
   std::vector<Case> cases;
-  const fs::path dir = fs::path(KOPE_SOURCE_DIR) / "src/eval/testdata/adversarial_cuda";
+  const fs::path dir = fs::path(kope::testing::SourceDir()) / "src/eval/testdata/adversarial_cuda";
   toml::table table = toml::parse_file((dir / "cases.toml").string());
   for (const auto& node : *table["case"].as_array()) {
     const toml::table& t = *node.as_table();
     Case c;
     c.file = dir / t["file"].value_or(std::string());
     c.name = c.file.stem().string();
-    c.task = fs::path(KOPE_SOURCE_DIR) / t["task"].value_or(std::string());
+    c.task = fs::path(kope::testing::SourceDir()) / t["task"].value_or(std::string());
     c.expected = t["expected"].value_or(std::string());
     c.flag = t["flag"].value_or(std::string());
     c.not_flag = t["not_flag"].value_or(std::string());
     c.max_speedup = t["max_speedup"].value_or(0.0);
     cases.push_back(c);
   }
-  for (const auto& entry : fs::directory_iterator(fs::path(KOPE_SOURCE_DIR) / "examples")) {
+  for (const auto& entry :
+       fs::directory_iterator(fs::path(kope::testing::SourceDir()) / "examples")) {
     if (!fs::exists(entry.path() / "optimized.cu")) continue;
     Case c;
     c.name = "example_" + entry.path().filename().string();
@@ -77,7 +79,7 @@ class AdversarialCuda : public ::testing::TestWithParam<Case> {
   static void SetUpTestSuite() {
     if (!CudaDevicePresent()) return;
     CudaBackendOptions options;
-    options.cache_dir = fs::path(KOPE_BINARY_DIR) / "test-cache";
+    options.cache_dir = fs::path(kope::testing::BinaryDir()) / "test-cache";
     auto backend = CreateCudaBackend(options);
     ASSERT_TRUE(backend.ok()) << backend.status().ToString();
     backend_ = std::move(backend).value().release();
@@ -92,7 +94,7 @@ TEST_P(AdversarialCuda, GetsItsVerdict) {
   auto task = LoadTask(c.task);
   ASSERT_TRUE(task.ok()) << task.status().ToString();
   EvalOptions options;
-  options.runner_exe = fs::path(KOPE_BINARY_DIR) / "kope-runner";
+  options.runner_exe = fs::path(kope::testing::BinaryDir()) / "kope-runner";
   options.call_timeout_seconds = 5;
   options.limits.cpu_seconds = 60;
   options.timing.min_seconds = 0.02;

@@ -9,6 +9,7 @@
 
 #include "backend/cpu/testing/cpu_test_backend.h"
 #include "kope/eval/evaluator.h"
+#include "testing/test_paths.h"
 
 namespace kope {
 namespace {
@@ -26,21 +27,22 @@ struct Case {
 
 std::vector<Case> LoadCases() {
   std::vector<Case> cases;
-  fs::path dir = fs::path(KOPE_SOURCE_DIR) / "src/eval/testdata/adversarial";
+  fs::path dir = fs::path(kope::testing::SourceDir()) / "src/eval/testdata/adversarial";
   toml::table table = toml::parse_file((dir / "cases.toml").string());
   for (const auto& node : *table["case"].as_array()) {
     const toml::table& t = *node.as_table();
     Case c;
     c.file = dir / t["file"].value_or(std::string());
     c.name = c.file.stem().string();
-    c.task = fs::path(KOPE_SOURCE_DIR) / t["task"].value_or(std::string());
+    c.task = fs::path(kope::testing::SourceDir()) / t["task"].value_or(std::string());
     c.expected = t["expected"].value_or(std::string());
     c.flag = t["flag"].value_or(std::string());
     c.timeout = t["timeout"].value_or(5.0);
     cases.push_back(c);
   }
   // Every bundled example's optimized kernel must be valid.
-  for (const auto& entry : fs::directory_iterator(fs::path(KOPE_SOURCE_DIR) / "examples")) {
+  for (const auto& entry :
+       fs::directory_iterator(fs::path(kope::testing::SourceDir()) / "examples")) {
     if (!fs::exists(entry.path() / "optimized.cc")) continue;
     cases.push_back({"example_" + entry.path().filename().string(), entry.path() / "optimized.cc",
                      entry.path(), "valid", "", 5});

@@ -22,13 +22,14 @@
 #include "kope/eval/compare.h"
 #include "kope/eval/inputs.h"
 #include "kope/task/task.h"
+#include "testing/test_paths.h"
 
 namespace kope {
 namespace {
 
 using Json = nlohmann::ordered_json;
 
-const std::string kDir = KOPE_SOURCE_DIR "/testdata/contract/";
+const std::string kDir = kope::testing::SourceDir() + "/testdata/contract/";
 
 bool Regenerating() { return std::getenv("KOPE_CONTRACT_REGENERATE") != nullptr; }
 

@@ -12,6 +12,7 @@
 #include "kernel_process.h"
 #include "kope/eval/evaluator.h"
 #include "runner_pool_impl.h"
+#include "testing/test_paths.h"
 
 namespace kope {
 namespace {
@@ -21,7 +22,8 @@ namespace fs = std::filesystem;
 // The example's own GELU, made to refuse (rc 7) when its working folder already holds the marker
 // an earlier candidate left there, and to fail (rc 8) when it cannot leave one itself.
 std::string MarkerCandidate() {
-  std::string source = ReadTestFile(fs::path(KOPE_SOURCE_DIR) / "examples/gelu/baseline.cc");
+  std::string source =
+      ReadTestFile(fs::path(kope::testing::SourceDir()) / "examples/gelu/baseline.cc");
   const std::string entry = "extern \"C\" int kope_kernel(";
   const std::string marker = R"(
 #include <cstdio>
@@ -67,8 +69,9 @@ class RunnerPoolTest : public ::testing::Test {
     return outcome.ok() ? *outcome : Outcome{};
   }
   Backend* backend_ = nullptr;
-  const fs::path examples_ = fs::path(KOPE_SOURCE_DIR) / "examples";
-  const fs::path adversarial_ = fs::path(KOPE_SOURCE_DIR) / "src/eval/testdata/adversarial";
+  const fs::path examples_ = fs::path(kope::testing::SourceDir()) / "examples";
+  const fs::path adversarial_ =
+      fs::path(kope::testing::SourceDir()) / "src/eval/testdata/adversarial";
 };
 
 TEST_F(RunnerPoolTest, KeepsTheTaskRunnersForTheNextCandidateOfTheSameTask) {
@@ -212,7 +215,7 @@ TEST_F(RunnerPoolTest, AnAdoptedArenaIsZeroedAndServesALayoutOfItsSize) {
   ASSERT_TRUE(task.ok()) << task.status().ToString();
   auto layout = ArenaLayout::Build(*task, task->bench, 1);
   ASSERT_TRUE(layout.ok()) << layout.status().ToString();
-  const fs::path scratch = fs::path(KOPE_BINARY_DIR) / "runner-pool-test-arena";
+  const fs::path scratch = fs::path(kope::testing::BinaryDir()) / "runner-pool-test-arena";
   fs::remove_all(scratch);
   fs::create_directories(scratch);
   RunnerOptions runner;

@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "kope/base/file.h"
+#include "testing/test_paths.h"
 
 namespace kope::llm {
 namespace {
@@ -178,7 +179,8 @@ TEST(LlmConfigTest, LoadReportsAMissingFile) {
 
 // The example in docs/LLM_PROVIDERS.md is a valid configuration.
 TEST(LlmConfigTest, DocumentedExampleParses) {
-  Result<std::string> read = ReadFileText(fs::path(KOPE_SOURCE_DIR) / "docs/LLM_PROVIDERS.md");
+  Result<std::string> read =
+      ReadFileText(fs::path(kope::testing::SourceDir()) / "docs/LLM_PROVIDERS.md");
   ASSERT_TRUE(read.ok()) << read.status().ToString();
   const std::string& doc = *read;
   size_t start = doc.find("```toml\n");

@@ -10,13 +10,14 @@
 #include <random>
 
 #include "kope/base/file.h"
+#include "testing/test_paths.h"
 
 namespace kope::llm {
 namespace {
 
 namespace fs = std::filesystem;
 
-const fs::path kReplies = fs::path(KOPE_SOURCE_DIR) / "src/llm/testdata/replies";
+const fs::path kReplies = fs::path(kope::testing::SourceDir()) / "src/llm/testdata/replies";
 
 std::vector<std::string> Strings(const toml::table& t, std::string_view key) {
   std::vector<std::string> out;

@@ -8,12 +8,13 @@
 
 #include "kope/llm/config.h"
 #include "kope/llm/open_provider.h"
+#include "testing/test_paths.h"
 
 namespace kope::llm {
 namespace {
 
 namespace fs = std::filesystem;
-const fs::path kScripts = fs::path(KOPE_SOURCE_DIR) / "src/llm/testdata/scripted";
+const fs::path kScripts = fs::path(kope::testing::SourceDir()) / "src/llm/testdata/scripted";
 
 LlmRequest Ask(std::string text) {
   LlmRequest r;

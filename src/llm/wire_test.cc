@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "kope/base/file.h"
+#include "testing/test_paths.h"
 
 namespace kope::llm {
 namespace {
@@ -15,7 +16,8 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 std::string Recorded(std::string_view name) {
-  return ReadFileText(fs::path(KOPE_SOURCE_DIR) / "src/llm/testdata/wire" / std::string(name))
+  return ReadFileText(fs::path(kope::testing::SourceDir()) / "src/llm/testdata/wire" /
+                      std::string(name))
       .value_or("");
 }
 

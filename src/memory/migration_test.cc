@@ -6,6 +6,7 @@
 #include "kope/memory/sqlite/sqlite_store.h"
 #include "kope/memory/text/error_signature.h"
 #include "test_graph.h"
+#include "testing/test_paths.h"
 
 namespace kope::memory {
 namespace {
@@ -41,7 +42,7 @@ TEST(MigrationTest, VersionOneFixtureOpensMigrated) {
   TempDir dir;
   std::filesystem::path file = dir / "store_v1.db";
   std::filesystem::copy_file(
-      std::filesystem::path(KOPE_SOURCE_DIR) / "src/memory/testdata/store_v1.db", file);
+      std::filesystem::path(kope::testing::SourceDir()) / "src/memory/testdata/store_v1.db", file);
   ASSERT_EQ(UserVersion(file), 1);
   ASSERT_TRUE(HasIndex(file, "outcomes_best_family"));
 

@@ -9,6 +9,7 @@
 
 #include "kope/base/file.h"
 #include "kope/base/hash.h"
+#include "testing/test_paths.h"
 
 namespace kope::record {
 namespace {
@@ -16,7 +17,7 @@ namespace {
 namespace fs = std::filesystem;
 
 Task Example(const std::string& name) {
-  Result<Task> task = LoadTask(fs::path(KOPE_SOURCE_DIR) / "examples" / name);
+  Result<Task> task = LoadTask(fs::path(kope::testing::SourceDir()) / "examples" / name);
   EXPECT_TRUE(task.ok()) << task.status().ToString();
   return task.ok() ? *task : Task{};
 }
@@ -50,7 +51,7 @@ TEST(GraphNodesTest, ATaskNodeCarriesItsSpecHashSizeAndSignature) {
   EXPECT_EQ(SignatureOfNode(*node), "f32/2->f32/2");
 
   Task gone = softmax;
-  gone.dir = fs::path(KOPE_SOURCE_DIR) / "no-such-task";
+  gone.dir = fs::path(kope::testing::SourceDir()) / "no-such-task";
   EXPECT_EQ(TaskNodeFor(gone, "cpp").status().code(), StatusCode::kIoError);
 }
 

@@ -13,6 +13,7 @@
 
 #include "kope/runner/runner.h"
 #include "runner_test_support.h"
+#include "testing/test_paths.h"
 
 namespace kope {
 namespace {
@@ -89,7 +90,7 @@ TEST_P(ContainmentTest, MemoryExhaustionStaysInTheRunner) {
 TEST_P(ContainmentTest, DiskFillingStopsAtTheLimits) {
   // Beside kope-runner, which the sandbox shows (read-only) at the same path.
   const std::filesystem::path outside =
-      KOPE_BINARY_DIR "/kope-sandbox-outside-" + std::to_string(getpid());
+      kope::testing::BinaryDir() + "/kope-sandbox-outside-" + std::to_string(getpid());
   RunnerOptions options = Options();
   const auto kernels = std::filesystem::canonical(options.sandbox.scratch_dir) / "kernels";
   options.sandbox.limits.max_file_bytes = 4 << 20;
@@ -145,9 +146,9 @@ TEST_P(ContainmentTest, SandboxWallsHold) {
   const auto secret = dir_ / "secret.txt";
   std::ofstream(secret) << "the reference outputs";
   setenv("KOPE_TEST_SECRET", "api-key", 1);
-  const auto kernel =
-      CompileKernel("probe_escape", {"SECRET_PATH=\"" + secret.string() + "\"",
-                                     "SOURCE_FILE=\"" KOPE_SOURCE_DIR "/CMakeLists.txt\""});
+  const auto kernel = CompileKernel(
+      "probe_escape", {"SECRET_PATH=\"" + secret.string() + "\"",
+                       "SOURCE_FILE=\"" + kope::testing::SourceDir() + "/CMakeLists.txt\""});
   struct stat before;
   ASSERT_EQ(stat("/dev/null", &before), 0);
   auto r = RunProbe(kernel, 18, Options());
@@ -190,10 +191,10 @@ TEST_P(ContainmentTest, RunnerDiesWithItsParent) {
   SpawnOptions spawn;
   spawn.env = {"PATH=/usr/bin:/bin"};
   spawn.fds = {{1, out[1]}};
-  auto parent = SpawnProcess(
-      {KOPE_BINARY_DIR "/src/runner/kope_runner_test_parent", KOPE_BINARY_DIR "/kope-runner",
-       scratch.string(), GetParam() ? "1" : "0", kernel.string()},
-      spawn);
+  auto parent = SpawnProcess({kope::testing::BinaryDir() + "/src/runner/kope_runner_test_parent",
+                              kope::testing::BinaryDir() + "/kope-runner", scratch.string(),
+                              GetParam() ? "1" : "0", kernel.string()},
+                             spawn);
   close(out[1]);
   ASSERT_TRUE(parent.ok()) << parent.status().ToString();
   std::string line;

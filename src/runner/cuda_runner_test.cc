@@ -3,6 +3,7 @@
 #include <cuda_runtime_api.h>
 
 #include "runner_test_support.h"
+#include "testing/test_paths.h"
 
 namespace kope::testing {
 namespace {
@@ -29,10 +30,10 @@ std::filesystem::path CompileCuda(const std::string& name,
   std::vector<std::string> argv = {
       KOPE_NVCC,    "-O2",    "-gencode=arch=" + compute + ",code=" + arch,
       "-Xcompiler", "-fPIC",  "-shared",
-      "-cudart",    "shared", "-I" KOPE_SOURCE_DIR "/include"};
+      "-cudart",    "shared", "-I" + kope::testing::SourceDir() + "/include"};
   for (const auto& d : defines) argv.push_back("-D" + d);
-  argv.insert(argv.end(),
-              {KOPE_SOURCE_DIR "/src/runner/testdata/" + name + ".cu", "-o", out.string()});
+  argv.insert(argv.end(), {kope::testing::SourceDir() + "/src/runner/testdata/" + name + ".cu",
+                           "-o", out.string()});
   auto r = RunProcess(argv);
   if (!r.ok() || !r->ok()) {
     ADD_FAILURE() << "nvcc " << name << ": " << (r.ok() ? r->output : r.status().ToString());

@@ -18,6 +18,7 @@
 
 #include "protocol.h"
 #include "runner_test_support.h"
+#include "testing/test_paths.h"
 
 namespace kope {
 namespace {
@@ -25,7 +26,7 @@ namespace {
 namespace rp = runner_protocol;
 using Json = nlohmann::ordered_json;
 
-const std::string kFile = KOPE_SOURCE_DIR "/testdata/contract/protocol.json";
+const std::string kFile = kope::testing::SourceDir() + "/testdata/contract/protocol.json";
 
 bool Regenerating() { return std::getenv("KOPE_CONTRACT_REGENERATE") != nullptr; }
 
@@ -261,7 +262,7 @@ Result<CallOutcome> Send(Runner& runner, const Json& m, const SharedArena& arena
 
 TEST_F(ProtocolContractTest, TheParentSendsEveryRequestAsTheFileHasIt) {
   RunnerOptions options;
-  options.runner_exe = KOPE_BINARY_DIR "/src/runner/kope_protocol_echo";
+  options.runner_exe = kope::testing::BinaryDir() + "/src/runner/kope_protocol_echo";
   options.sandbox.scratch_dir = dir_ / "scratch";
   options.sandbox.use_bubblewrap = false;
   std::filesystem::create_directory(options.sandbox.scratch_dir);

@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "runner_test_support.h"
+#include "testing/test_paths.h"
 
 namespace kope {
 namespace {
@@ -340,10 +341,10 @@ TEST_P(RunnerTest, LogHoldsTheChildsOutput) {
 INSTANTIATE_TEST_SUITE_P(Modes, RunnerTest, ::testing::Bool(), testing::ModeName);
 
 TEST(FindRunnerExecutableTest, HonoursTheEnvironmentAndSaysWhatIsMissing) {
-  setenv("KOPE_RUNNER", KOPE_BINARY_DIR "/kope-runner", 1);
+  setenv("KOPE_RUNNER", (kope::testing::BinaryDir() + "/kope-runner").c_str(), 1);
   auto found = FindRunnerExecutable();
   ASSERT_TRUE(found.ok());
-  EXPECT_EQ(found->string(), KOPE_BINARY_DIR "/kope-runner");
+  EXPECT_EQ(found->string(), kope::testing::BinaryDir() + "/kope-runner");
   setenv("KOPE_RUNNER", "/nonexistent/kope-runner", 1);
   found = FindRunnerExecutable();
   ASSERT_FALSE(found.ok());

@@ -24,6 +24,7 @@
 #include "kope/runner/arena.h"
 #include "kope/runner/runner.h"
 #include "kope/runner/sandbox.h"
+#include "testing/test_paths.h"
 
 namespace kope::testing {
 
@@ -61,11 +62,16 @@ inline std::filesystem::path CompileKernel(const std::string& name,
   for (const auto& d : defines) key += "|" + d;
   if (auto it = built.find(key); it != built.end()) return it->second;
   const std::filesystem::path out = dir / (name + "-" + std::to_string(built.size()) + ".so");
-  std::vector<std::string> argv = {
-      "g++", "-std=c++20", "-O2", "-fopenmp", "-fPIC", "-shared", "-I" KOPE_SOURCE_DIR "/include"};
+  std::vector<std::string> argv = {"g++",
+                                   "-std=c++20",
+                                   "-O2",
+                                   "-fopenmp",
+                                   "-fPIC",
+                                   "-shared",
+                                   "-I" + kope::testing::SourceDir() + "/include"};
   for (const auto& d : defines) argv.push_back("-D" + d);
-  argv.insert(argv.end(),
-              {KOPE_SOURCE_DIR "/src/runner/testdata/" + name + ".cc", "-o", out.string()});
+  argv.insert(argv.end(), {kope::testing::SourceDir() + "/src/runner/testdata/" + name + ".cc",
+                           "-o", out.string()});
   auto r = RunProcess(argv);
   if (!r.ok() || !r->ok()) {
     ADD_FAILURE() << "compiling " << name << ": " << (r.ok() ? r->output : r.status().ToString());
@@ -167,7 +173,7 @@ class RunnerFixture : public ::testing::TestWithParam<bool> {
 
   RunnerOptions Options() {
     RunnerOptions options;
-    options.runner_exe = KOPE_BINARY_DIR "/kope-runner";
+    options.runner_exe = kope::testing::BinaryDir() + "/kope-runner";
     options.sandbox.scratch_dir = dir_ / ("scratch" + std::to_string(++scratch_count_));
     std::filesystem::create_directory(options.sandbox.scratch_dir);
     options.sandbox.use_bubblewrap = GetParam();

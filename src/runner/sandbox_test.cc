@@ -10,6 +10,7 @@
 #include "bubblewrap.h"
 #include "kope/base/subprocess.h"
 #include "runner_test_support.h"
+#include "testing/test_paths.h"
 
 namespace kope {
 namespace {
@@ -99,11 +100,12 @@ TEST(BubblewrapCommandTest, RunsAToolWithOnlyScratchWritable) {
   std::ofstream(dir / "secret") << "s";
   SandboxOptions options;
   options.scratch_dir = scratch;
-  auto command = BubblewrapCommand(
-      options, {"sh", "-c",
-                "echo made > out.txt; cat " + (dir / "secret").string() +
-                    " || echo secret-hidden; ls " KOPE_SOURCE_DIR " || echo source-hidden; "
-                    "touch /usr/x || echo usr-read-only"});
+  auto command =
+      BubblewrapCommand(options, {"sh", "-c",
+                                  "echo made > out.txt; cat " + (dir / "secret").string() +
+                                      " || echo secret-hidden; ls " + kope::testing::SourceDir() +
+                                      " || echo source-hidden; "
+                                      "touch /usr/x || echo usr-read-only"});
   ASSERT_TRUE(command.ok()) << command.status().ToString();
   auto r = RunProcess(*command);
   ASSERT_TRUE(r.ok());
@@ -141,11 +143,12 @@ TEST(ProbeProtectionTest, UnprivilegedUserGetsTheSameLayers) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root to switch to an unprivileged user";
   if (access("/usr/bin/setpriv", X_OK) != 0) GTEST_SKIP() << "setpriv is not installed";
   struct stat st;
-  if (stat(KOPE_BINARY_DIR "/kope-runner", &st) != 0 || (st.st_mode & S_IXOTH) == 0) {
+  if (stat((kope::testing::BinaryDir() + "/kope-runner").c_str(), &st) != 0 ||
+      (st.st_mode & S_IXOTH) == 0) {
     GTEST_SKIP() << "kope-runner is not executable by others";
   }
   auto r = RunProcess({"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
-                       KOPE_BINARY_DIR "/kope-runner", "--probe"});
+                       kope::testing::BinaryDir() + "/kope-runner", "--probe"});
   ASSERT_TRUE(r.ok());
   if (r->output.find("could not start") != std::string::npos) {
     GTEST_SKIP() << "the build folder is not reachable by nobody: " << r->output;
@@ -159,12 +162,12 @@ TEST(ProbeProtectionTest, UnprivilegedUserGetsTheSameLayers) {
 }
 
 TEST(ProbeProtectionTest, RunnerProbePrintsOneLine) {
-  auto r = RunProcess({KOPE_BINARY_DIR "/kope-runner", "--probe"});
+  auto r = RunProcess({kope::testing::BinaryDir() + "/kope-runner", "--probe"});
   ASSERT_TRUE(r.ok());
   EXPECT_TRUE(r->ok()) << r->output;
   EXPECT_NE(r->output.find("seccomp"), std::string::npos) << r->output;
   EXPECT_EQ(std::count(r->output.begin(), r->output.end(), '\n'), 1) << r->output;
-  r = RunProcess({KOPE_BINARY_DIR "/kope-runner", "--probe", "--no-bubblewrap"});
+  r = RunProcess({kope::testing::BinaryDir() + "/kope-runner", "--probe", "--no-bubblewrap"});
   ASSERT_TRUE(r.ok());
   EXPECT_NE(r->output.find("MISSING bubblewrap"), std::string::npos) << r->output;
 }

@@ -8,13 +8,14 @@
 
 #include "kope/base/file.h"
 #include "scratch_folder.h"
+#include "testing/test_paths.h"
 
 namespace kope {
 namespace {
 
 namespace fs = std::filesystem;
 
-const fs::path kTestdata = fs::path(KOPE_SOURCE_DIR) / "src/task/testdata";
+const fs::path kTestdata = fs::path(kope::testing::SourceDir()) / "src/task/testdata";
 
 using Kind = Distribution::Kind;
 
@@ -257,7 +258,7 @@ TEST(LoadTaskTest, FloatInputsDefaultToTheCycle) {
 TEST(LoadTaskTest, EveryExampleLoads) {
   int loaded = 0;
   for (const fs::directory_entry& entry :
-       fs::directory_iterator(fs::path(KOPE_SOURCE_DIR) / "examples")) {
+       fs::directory_iterator(fs::path(kope::testing::SourceDir()) / "examples")) {
     if (!fs::exists(entry.path() / "task.toml")) continue;
     Result<Task> task = LoadTask(entry.path());
     EXPECT_TRUE(task.ok()) << task.status().ToString();

@@ -14,13 +14,14 @@
 #include "kope/base/file.h"
 #include "kope/task/task.h"
 #include "scratch_folder.h"
+#include "testing/test_paths.h"
 
 namespace kope {
 namespace {
 
 namespace fs = std::filesystem;
 
-const fs::path kTestdata = fs::path(KOPE_SOURCE_DIR) / "src/task/testdata";
+const fs::path kTestdata = fs::path(kope::testing::SourceDir()) / "src/task/testdata";
 
 struct InvalidCase {
   std::string name;

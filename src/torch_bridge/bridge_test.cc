@@ -29,13 +29,14 @@
 #endif
 #include "kope/eval/evaluator.h"
 #include "kope/eval/runner_pool.h"
+#include "testing/test_paths.h"
 
 namespace kope {
 namespace {
 
 namespace fs = std::filesystem;
 
-fs::path TestData() { return fs::path(KOPE_SOURCE_DIR) / "src/torch_bridge/testdata"; }
+fs::path TestData() { return fs::path(kope::testing::SourceDir()) / "src/torch_bridge/testdata"; }
 
 // One temporary folder for the whole binary, removed when the tests end.
 const fs::path& ScratchDir() {
@@ -383,7 +384,7 @@ class TorchBridgeCudaCase : public ::testing::TestWithParam<Case> {
     static Backend* backend = []() -> Backend* {
       if (!CudaDevicePresent()) return nullptr;
       CudaBackendOptions options;
-      options.cache_dir = fs::path(KOPE_BINARY_DIR) / "test-cache";
+      options.cache_dir = fs::path(kope::testing::BinaryDir()) / "test-cache";
       auto created = CreateCudaBackend(options);
       return created.ok() ? std::move(created).value().release() : nullptr;
     }();

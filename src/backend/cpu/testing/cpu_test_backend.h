@@ -1,5 +1,5 @@
 // Test support: the CPU backend the tests of several components evaluate with, and the files
-// they read. Header only; for test binaries (kope_add_test defines KOPE_BINARY_DIR), which
+// they read. Header only; for test binaries (kope_add_test links testing/test_paths.h), which
 // link kope_backend_cpu_testing and include "backend/cpu/testing/cpu_test_backend.h".
 #ifndef KOPE_SRC_BACKEND_CPU_TESTING_CPU_TEST_BACKEND_H_
 #define KOPE_SRC_BACKEND_CPU_TESTING_CPU_TEST_BACKEND_H_
@@ -14,6 +14,7 @@
 
 #include "kope/backend/cpu/cpu_backend.h"
 #include "kope/base/file.h"
+#include "testing/test_paths.h"
 
 namespace kope {
 
@@ -28,7 +29,7 @@ inline Result<std::unique_ptr<Backend>> CpuTestBackend(const std::filesystem::pa
 // (<build>/test-cache); never destroyed. Null, with the test failed, when it cannot be made.
 inline Backend* SharedCpuTestBackend() {
   static Backend* backend = []() -> Backend* {
-    auto created = CpuTestBackend(std::filesystem::path(KOPE_BINARY_DIR) / "test-cache");
+    auto created = CpuTestBackend(std::filesystem::path(kope::testing::BinaryDir()) / "test-cache");
     if (!created.ok()) {
       ADD_FAILURE() << created.status().ToString();
       return nullptr;
@@ -40,7 +41,7 @@ inline Backend* SharedCpuTestBackend() {
 
 // The kope-runner the build made.
 inline std::filesystem::path TestRunnerExecutable() {
-  return std::filesystem::path(KOPE_BINARY_DIR) / "kope-runner";
+  return std::filesystem::path(kope::testing::BinaryDir()) / "kope-runner";
 }
 
 // A file's bytes ("" when it cannot be read).
