@@ -2,15 +2,17 @@
 # One-shot evaluation time of one candidate, side by side in one run: `kope eval` in its own
 # process (cold: it starts every runner), `kope eval --warm` (its first call starts the warm
 # evaluation service; the later ones find the task's runners loaded and the candidate's runner
-# started), and KernelBench's own harness (scripts/run_and_check.py) where KERNELBENCH_DIR names
-# a checkout of ScalingIntelligence/KernelBench. Prints every call's wall time and verdict, then
-# a table of medians.
+# started), and KernelBench's own harness (its eval_kernel_against_ref and
+# measure_ref_program_time, as scripts/run_and_check.py calls them locally:
+# kernelbench_harness.py) where KERNELBENCH_DIR names a checkout of
+# ScalingIntelligence/KernelBench. Prints every call's wall time, verdict and speedup over
+# eager, then a table of medians.
 #
 #   bench/kernelbench/one_shot_bench.sh [--repeat N] [--backend cpu|cuda|auto] PROBLEM.py CANDIDATE.py
 #
 # Defaults: --repeat 3, --backend auto. KOPE (default build/release/kope) names kope;
 # KERNELBENCH_PYTHON (default python3) the interpreter that has KernelBench's dependencies;
-# KERNELBENCH_ARGS extra key=value options for run_and_check.py (e.g. "gpu_arch=['Hopper']").
+# KERNELBENCH_ARGS extra options for kernelbench_harness.py (e.g. "--backend triton").
 # The warm service runs in a folder of its own, made here and removed at the end. A problem
 # file is imported into kope's cache the first time kope sees it: the first cold call then
 # includes the import (shown in its row).
@@ -44,9 +46,12 @@ run() {
   t0=$(now)
   out=$("$@" 2>&1) && rc=0 || rc=$?
   t1=$(now)
-  local verdict
+  local verdict speedup
   verdict=$(printf '%s\n' "$out" | sed -n 's/.*"verdict": "\([a-z_]*\)".*/\1/p' | head -1)
+  [ -n "$verdict" ] || verdict=$(printf '%s\n' "$out" | sed -n 's/.*"correct": \([a-z]*\).*/correct=\1/p' | tail -1)
   [ -n "$verdict" ] || verdict="exit $rc"
+  speedup=$(printf '%s\n' "$out" | sed -n 's/^  "speedup": \([0-9.]*\).*/\1/p; s/.*"speedup": \([0-9.]*\).*/\1/p' | head -1)
+  [ -z "$speedup" ] || verdict="$verdict ${speedup:0:5}x"
   local seconds
   seconds=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
   printf '%-34s %8s s  %s\n' "$label" "$seconds" "$verdict"
@@ -69,9 +74,8 @@ done
 if [ -n "${KERNELBENCH_DIR:-}" ]; then
   for i in $(seq "$repeat"); do
     # shellcheck disable=SC2086
-    run "KernelBench run_and_check.py" env -C "$KERNELBENCH_DIR" "${KERNELBENCH_PYTHON:-python3}" \
-      scripts/run_and_check.py ref_origin=local ref_arch_src_path="$problem" \
-      kernel_src_path="$candidate" eval_mode=local ${KERNELBENCH_ARGS:-}
+    run "KernelBench harness" "${KERNELBENCH_PYTHON:-python3}" "$here/kernelbench_harness.py" \
+      "$problem" "$candidate" ${KERNELBENCH_ARGS:-}
   done
 fi
 

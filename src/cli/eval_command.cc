@@ -4,17 +4,14 @@
 #include <iostream>
 
 #include "commands.h"
+#include "eval_backend.h"
 #include "eval_client.h"
-#include "kope/backend/cpu/cpu_backend.h"
 #include "kope/base/file.h"
 #include "kope/eval/evaluator.h"
 #include "kope/memory/record.h"
 #include "kope/memory/store_location.h"
 #include "kope/record/graph_nodes.h"
 #include "kope/torch_bridge/bridge.h"
-#ifdef KOPE_HAVE_CUDA
-#include "kope/backend/cuda/cuda_backend.h"
-#endif
 
 namespace kope::cli {
 namespace {
@@ -37,22 +34,9 @@ struct EvalArgs {
   WarmOptions warm;
 };
 
-// cpu, cuda, or auto: CUDA for a .cu candidate when the task has a CUDA baseline and a GPU
-// is present, the CPU otherwise.
 Result<std::unique_ptr<Backend>> MakeBackend(const EvalArgs& args, const Task& task) {
-  const bool cuda_task = task.baselines.count("cuda") > 0 || task.references.count("cuda") > 0;
-  const bool cu_file = std::filesystem::path(args.candidate).extension() == ".cu";
-#ifdef KOPE_HAVE_CUDA
-  if (args.backend == "cuda" ||
-      (args.backend == "auto" && cu_file && cuda_task && CudaDevicePresent())) {
-    return CreateCudaBackend();
-  }
-#else
-  if (args.backend == "cuda" || (args.backend == "auto" && cu_file && cuda_task)) {
-    return Status::FailedPrecondition("this kope was built without the CUDA toolkit");
-  }
-#endif
-  return CreateCpuBackend();
+  KOPE_ASSIGN_OR_RETURN(std::string name, EvalBackendName(args.backend, args.candidate, task));
+  return MakeEvalBackend(name);
 }
 
 // Puts the verdict into the experience graph: task, hardware, a run labelled

@@ -5,43 +5,14 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "kope/backend/cpu/cpu_backend.h"
+#include "eval_backend.h"
 #include "kope/eval/evaluator.h"
 #include "kope/torch_bridge/bridge.h"
-#ifdef KOPE_HAVE_CUDA
-#include "kope/backend/cuda/cuda_backend.h"
-#endif
 
 namespace kope::cli {
 namespace {
 
 namespace fs = std::filesystem;
-
-// The backend kope eval chooses (eval_command.cc): cpu, cuda, or auto, which is CUDA for a .cu
-// candidate when the task has a CUDA baseline and a GPU is present, the CPU otherwise.
-Result<std::string> BackendName(const WarmRequest& r, const Task& task) {
-  const bool cuda_task = task.baselines.count("cuda") > 0 || task.references.count("cuda") > 0;
-  const bool cu_file = fs::path(r.candidate).extension() == ".cu";
-#ifdef KOPE_HAVE_CUDA
-  if (r.backend == "cuda" || (r.backend == "auto" && cu_file && cuda_task && CudaDevicePresent())) {
-    return std::string("cuda");
-  }
-#else
-  if (r.backend == "cuda" || (r.backend == "auto" && cu_file && cuda_task)) {
-    return Status::FailedPrecondition("this kope was built without the CUDA toolkit");
-  }
-#endif
-  return std::string("cpu");
-}
-
-Result<std::unique_ptr<Backend>> MakeBackend(const std::string& name) {
-#ifdef KOPE_HAVE_CUDA
-  if (name == "cuda") return CreateCudaBackend();
-#else
-  (void)name;  // BackendName chose the CPU
-#endif
-  return CreateCpuBackend();
-}
 
 // The bridge package's files as they are now (names, sizes, modification times): runners
 // loaded from other files are not kept.
@@ -88,14 +59,15 @@ WarmResult Failure(int code, const std::string& message) {
 }  // namespace
 
 Status WarmEvaluator::PrepareBackend(const WarmRequest& request, const Task& task) {
-  KOPE_ASSIGN_OR_RETURN(std::string name, BackendName(request, task));
+  KOPE_ASSIGN_OR_RETURN(std::string name,
+                        EvalBackendName(request.backend, request.candidate, task));
   std::string stamp = task.torch.has_value() ? BridgeStamp() : bridge_stamp_;
   if (backend_ != nullptr && name == backend_name_ && stamp == bridge_stamp_) {
     return Status::Ok();
   }
   pool_.reset();  // its runners end before another backend's start
   backend_.reset();
-  KOPE_ASSIGN_OR_RETURN(backend_, MakeBackend(name));
+  KOPE_ASSIGN_OR_RETURN(backend_, MakeEvalBackend(name));
   backend_name_ = name;
   bridge_stamp_ = std::move(stamp);
   RunnerPoolOptions pool_options;

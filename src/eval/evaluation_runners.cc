@@ -70,11 +70,13 @@ Status Evaluation::StartRunners() {
 
 Status Evaluation::StartCandidateRunner() {
   const KernelKind& kind = kinds_->candidate();
-  const RunnerOptions options = kind.Recipe(common_runner_, /*task_runner=*/false);
+  // A recipe of the candidate's own is started for it alone: no spares ahead of that kind.
+  const std::optional<RunnerOptions> own = kind.CandidateRecipe(common_runner_, candidate_source_);
+  const RunnerOptions options = own ? *own : kind.Recipe(common_runner_, /*task_runner=*/false);
   pool_.WaitForSpawns();  // the task runners' spares: not the candidate's wait
   const double start = env_.NowSeconds();
-  KOPE_ASSIGN_OR_RETURN(candidate_process_,
-                        StartRunner(KernelRole::kCandidate, options, kind.spares_ahead()));
+  KOPE_ASSIGN_OR_RETURN(candidate_process_, StartRunner(KernelRole::kCandidate, options,
+                                                        own ? 0 : kind.spares_ahead()));
   candidate_runner_kind_ = RunnerPool::Impl::RunnerKind(options);
   // The last candidate's arenas (its process has ended), for this one's sizes that match them.
   candidate_process_->AdoptArenas(pool_.TakeArenas());

@@ -17,6 +17,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -53,6 +54,13 @@ class KernelKind {
   // device); `task_runner`: for the task's own code (reference, baseline, compiled), which
   // may get what a candidate's never does.
   virtual RunnerOptions Recipe(const RunnerOptions& common, bool task_runner) const = 0;
+  // A recipe of its own for the runner of the candidate `source` (a PyTorch candidate that
+  // builds an extension gets its source's build cache), else nullopt: Recipe(common, false),
+  // whose runners are started ahead as spares.
+  virtual std::optional<RunnerOptions> CandidateRecipe(const RunnerOptions&,
+                                                       std::string_view /*source*/) const {
+    return std::nullopt;
+  }
   // How long loading the kernel may take, given the limit of one call.
   virtual double LoadTimeout(double call_timeout_seconds) const = 0;
   // Whether a candidate whose load fails (the kernel, not its runner) did not compile.

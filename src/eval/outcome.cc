@@ -150,6 +150,13 @@ std::string OutcomeToJson(const Outcome& o, int indent) {
   j["kernel_seconds"] = o.kernel_seconds;
   j["timing_policy"] = o.timing_policy;
   if (!o.timing_note.empty()) j["timing_note"] = o.timing_note;
+  if (o.clock_check) {
+    json shares = json::array();
+    for (double share : o.clock_check->unexplained_share) shares.push_back(Number(share));
+    j["clock_check"] = {{"unexplained_share", shares},
+                        {"timed_calls", o.clock_check->timed_calls},
+                        {"side_stream_calls", o.clock_check->side_stream_calls}};
+  }
   return j.dump(indent);
 }
 

@@ -136,6 +136,8 @@ struct EvalSession {
     double per_call = 0;       // kernel time per call, estimate from the warm-up
     double wall_per_call = 0;  // the parent's wall time per call in the last request
     bool dropped = false;      // a reference point that failed: no longer timed
+    // The timed session's calls that left work on streams the harness never waits on.
+    SideStreamTally side_streams;
   };
   // Target wall time of one timing batch, so that interleaving is fine-grained.
   static constexpr double kTimingBatchSeconds = 0.02;
@@ -159,8 +161,6 @@ struct EvalSession {
   Result<bool> WarmUp(std::vector<TimingTrack>& tracks, double timeout);
   Result<bool> Interleave(std::vector<TimingTrack>& tracks, double timeout);
   Result<bool> CrossCheck(std::vector<TimingTrack>& tracks, double timeout);
-  // Calls of the candidate that left work on streams the harness never waits on.
-  SideStreamTally side_streams;
   // The torch.compile reference point that failed: noted, and (Drop) no longer timed.
   void NoteCompiled(const std::string& why);
   void DropCompiled(const std::string& why);

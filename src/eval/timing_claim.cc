@@ -7,25 +7,39 @@
 
 namespace kope {
 
-std::optional<std::string> HiddenTimeFinding(const std::vector<ClockPair>& pairs) {
+namespace {
+
+double Unexplained(const ClockPair& p) {
+  return (p.candidate_wall_s - p.candidate_kernel_s) - (p.baseline_wall_s - p.baseline_kernel_s);
+}
+
+}  // namespace
+
+std::vector<double> UnexplainedShares(const std::vector<ClockPair>& pairs) {
+  std::vector<double> shares;
+  for (const ClockPair& p : pairs) {
+    shares.push_back(p.candidate_kernel_s > 0 ? Unexplained(p) / p.candidate_kernel_s : 0.0);
+  }
+  return shares;
+}
+
+std::optional<std::string> HiddenTimeFinding(const std::vector<ClockPair>& pairs,
+                                             const ClockBound& bound) {
   if (pairs.size() < 2) return std::nullopt;
   // Each pair's candidate overhead beyond the baseline's, less what it may be: the second
   // smallest decides (one pair that a busy machine delayed, on either side, does not).
   std::vector<std::pair<double, const ClockPair*>> excess;
   for (const ClockPair& p : pairs) {
-    const double hidden =
-        (p.candidate_wall_s - p.candidate_kernel_s) - (p.baseline_wall_s - p.baseline_kernel_s);
-    const double allowed = kHiddenTimeRatio * p.candidate_kernel_s + kHiddenTimeSlackSeconds +
-                           kHiddenTimeSlackPerCallSeconds * p.calls;
-    excess.emplace_back(hidden - allowed, &p);
+    const double allowed = bound.ratio * p.candidate_kernel_s + bound.slack_seconds +
+                           bound.slack_per_call_seconds * p.calls;
+    excess.emplace_back(Unexplained(p) - allowed, &p);
   }
   std::sort(excess.begin(), excess.end(),
             [](const auto& a, const auto& b) { return a.first < b.first; });
   const auto& [beyond, decisive] = excess[1];
   if (beyond <= 0) return std::nullopt;
   const ClockPair& p = *decisive;
-  const double hidden =
-      (p.candidate_wall_s - p.candidate_kernel_s) - (p.baseline_wall_s - p.baseline_kernel_s);
+  const double hidden = Unexplained(p);
   return fmt::format(
       "its reported times disagree with the parent's clock: a batch of {} calls took {:.3f} ms "
       "of wall time and reported {:.3f} ms of kernel time, {:.3f} ms unexplained beyond the "
@@ -48,7 +62,7 @@ void SideStreamTally::Add(const std::string& reply_message, long reply_calls) {
 }
 
 std::optional<std::string> SideStreamTally::Note() const {
-  if (side_stream_calls == 0) return std::nullopt;
+  if (side_stream_calls == 0 || 2 * side_stream_calls < calls) return std::nullopt;
   return fmt::format(
       "{} of {} timed calls left work on streams the harness's stream never waits on ({:.3f} "
       "ms a call on average): that work is charged to its time (a device-wide synchronize ends "

@@ -46,7 +46,12 @@ Result<bool> EvalSession::CrossCheck(std::vector<TimingTrack>& tracks, double ti
     pairs.push_back({count, cand.parent_seconds, cand.kernel_seconds(), base.parent_seconds,
                      base.kernel_seconds()});
   }
-  std::optional<std::string> finding = judged ? HiddenTimeFinding(pairs) : std::nullopt;
+  if (!judged) return true;
+  const SideStreamTally& streams = candidate_track.side_streams;
+  outcome.clock_check =
+      ClockCheck{UnexplainedShares(pairs), streams.calls, streams.side_stream_calls};
+  std::optional<std::string> finding =
+      HiddenTimeFinding(pairs, language == "cuda" ? kDeviceClockBound : kHostClockBound);
   if (!finding) return true;
   outcome.verdict = Verdict::kIncorrect;
   outcome.message = "timing_mismatch: " + *finding;

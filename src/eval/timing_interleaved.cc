@@ -10,7 +10,6 @@ Result<bool> EvalSession::TimeTrack(TimingTrack& t, int count, bool flush, doubl
                                     CallOutcome* out) {
   double budget = timeout * std::max(1, count);
   KOPE_ASSIGN_OR_RETURN(*out, t.process->Time(count, flush, budget));
-  if (t.is_candidate && out->ok()) side_streams.Add(out->detail, count);
   if (out->ok()) return true;
   if (t.is_candidate) return CandidateCallOk(*out, "timing", budget);
   if (t.process == compiled.get()) {
@@ -60,6 +59,7 @@ Result<bool> EvalSession::Interleave(std::vector<TimingTrack>& tracks, double ti
       if (!ok) return false;
       if (t.dropped) continue;
       t.wall_per_call = out.parent_seconds / count;
+      t.side_streams.Add(out.detail, count);
       const double reported = out.kernel_seconds();
       // A runner cannot measure more kernel time than the parent saw pass.
       if (reported > out.parent_seconds * 1.02 + kRoundTripSeconds &&

@@ -51,16 +51,16 @@ Result<bool> EvalSession::Time() {
   }
   if (compiled) CompileReferencePoint();
 
-  std::vector<TimingTrack> tracks = {{&baseline_process(), false, {}, 0},
-                                     {candidate.get(), true, {}, 0}};
-  if (compiled) tracks.push_back({compiled.get(), false, {}, 0});
+  std::vector<TimingTrack> tracks = {{&baseline_process(), false, {}, 0, 0, false, {}},
+                                     {candidate.get(), true, {}, 0, 0, false, {}}};
+  if (compiled) tracks.push_back({compiled.get(), false, {}, 0, 0, false, {}});
   KOPE_ASSIGN_OR_RETURN(bool ok, WarmUp(tracks, timeout));
   if (!ok) return false;
   KOPE_ASSIGN_OR_RETURN(ok, Interleave(tracks, timeout));
   if (!ok) return false;
   KOPE_ASSIGN_OR_RETURN(ok, CrossCheck(tracks, timeout));
   if (!ok) return false;
-  if (std::optional<std::string> note = side_streams.Note()) {
+  if (std::optional<std::string> note = tracks[1].side_streams.Note()) {
     outcome.flags.emplace_back(kFlagSideStreamWork);
     outcome.timing_note = *note;
   }

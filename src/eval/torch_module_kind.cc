@@ -4,6 +4,7 @@
 #include <system_error>
 
 #include "kernel_kind.h"
+#include "kope/base/hash.h"
 
 namespace kope {
 namespace {
@@ -36,6 +37,8 @@ class TorchModule final : public KernelKind {
     return k;
   }
   RunnerOptions Recipe(const RunnerOptions& common, bool task_runner) const override;
+  std::optional<RunnerOptions> CandidateRecipe(const RunnerOptions& common,
+                                               std::string_view source) const override;
   double LoadTimeout(double call_timeout_seconds) const override {
     return std::max(call_timeout_seconds, kLoadSeconds);
   }
@@ -67,6 +70,33 @@ RunnerOptions TorchModule::Recipe(const RunnerOptions& common, bool task_runner)
   if (task_runner && std::filesystem::is_directory(TorchCompileCacheDir(), ec)) {
     o.sandbox.writable.push_back(TorchCompileCacheDir());
   }
+  return o;
+}
+
+// A ModelNew that builds a C++/CUDA extension as it is imported (torch.utils.cpp_extension:
+// load_inline or load) gets a build folder kept between evaluations, keyed by its source's
+// hash: the same source evaluated again finds its objects built (torch rewrites none of the
+// files it generates when they are unchanged, so ninja has nothing to do) and its load phase
+// is the import alone. Only a candidate of that very source is ever given the folder, writable:
+// what one candidate builds can never reach another. A build lock that a killed runner left is
+// removed first (one evaluation of a source at a time uses its folder).
+std::optional<RunnerOptions> TorchModule::CandidateRecipe(const RunnerOptions& common,
+                                                          std::string_view source) const {
+  if (source.find("cpp_extension") == std::string_view::npos &&
+      source.find("load_inline") == std::string_view::npos) {
+    return std::nullopt;
+  }
+  namespace fs = std::filesystem;
+  const fs::path folder = TorchExtensionCacheDir() / ContentHash({source, bridge_.python.string()});
+  std::error_code ec;
+  fs::create_directories(folder, ec);
+  if (ec) return std::nullopt;
+  for (const fs::directory_entry& build : fs::directory_iterator(folder, ec)) {
+    fs::remove(build.path() / "lock", ec);
+  }
+  RunnerOptions o = Recipe(common, /*task_runner=*/false);
+  o.sandbox.writable.push_back(folder);
+  o.exe_args.insert(o.exe_args.end(), {"--env", "TORCH_EXTENSIONS_DIR=" + folder.string()});
   return o;
 }
 

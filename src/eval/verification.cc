@@ -54,6 +54,30 @@ double EvalSession::CandidateTimeout(const SizeSet& set) const {
   return std::max(options.call_timeout_seconds, kSlowerThanReference * slowest);
 }
 
+namespace {
+
+// ": " and the first line of a runner's own words on a failed call (a Python exception's
+// last line: its type and message), else "".
+std::string FirstLineOf(const std::string& detail) {
+  std::string line;
+  for (size_t start = 0; start < detail.size();) {
+    size_t end = detail.find('\n', start);
+    if (end == std::string::npos) end = detail.size();
+    const std::string text = detail.substr(start, end - start);
+    if (text.find_first_not_of(" \t") != std::string::npos) {
+      line = text;
+      break;
+    }
+    start = end + 1;
+  }
+  if (line.empty()) return "";
+  constexpr size_t kMaxChars = 240;
+  if (line.size() > kMaxChars) line = line.substr(0, kMaxChars) + "...";
+  return ": " + line;
+}
+
+}  // namespace
+
 bool EvalSession::CandidateCallOk(const CallOutcome& call, const std::string& what,
                                   double timeout_s) {
   if (call.ok()) return true;
@@ -63,6 +87,7 @@ bool EvalSession::CandidateCallOk(const CallOutcome& call, const std::string& wh
       outcome.message = call.rc == 0
                             ? "the kernel could not be loaded (" + what + ")"
                             : "the kernel returned " + std::to_string(call.rc) + " (" + what + ")";
+      outcome.message += FirstLineOf(call.detail);
       break;
     case CallOutcome::Kind::kCrash:
       outcome.verdict = Verdict::kCrash;

@@ -169,6 +169,8 @@ std::string_view TorchModeName(TorchMode mode) {
 
 fs::path TorchCompileCacheDir() { return DefaultCacheDir() / "torch-compile"; }
 
+fs::path TorchExtensionCacheDir() { return DefaultCacheDir() / "torch-extensions"; }
+
 bool IsTorchCandidateName(std::string_view name) {
   return name.size() > 3 && name.substr(name.size() - 3) == ".py";
 }

@@ -376,6 +376,31 @@ TEST_P(TorchBridgeCase, GetsItsVerdict) {
   ExpectVerdict(c, *backend());
 }
 
+// A ModelNew that builds an extension at import builds it once per source: evaluated again,
+// its build folder (kope's cache, keyed by the source) holds the same objects, not rebuilt.
+void ExpectExtensionBuiltOnce(Backend& backend, const EvalOptions& options) {
+  Result<Task> task = ImportedTask("scaled_relu", "");
+  ASSERT_TRUE(task.ok()) << task.status().ToString();
+  const std::string source = ReadTestFile(TestData() / "candidates" / "scaled_relu_load_inline.py");
+  Evaluator evaluator(backend, options);
+  std::map<fs::path, fs::file_time_type> built;
+  for (int evaluation = 0; evaluation < 2; ++evaluation) {
+    Result<Outcome> o = evaluator.Evaluate(*task, source, "scaled_relu_load_inline.py");
+    ASSERT_TRUE(o.ok()) << o.status().ToString();
+    ASSERT_EQ(o->verdict, Verdict::kValid) << FormatOutcome(*o);
+    std::map<fs::path, fs::file_time_type> objects;
+    for (const auto& entry : fs::recursive_directory_iterator(TorchExtensionCacheDir())) {
+      if (entry.path().extension() == ".so" &&
+          entry.path().string().find("kope_test_scaled_relu") != std::string::npos) {
+        objects[entry.path()] = entry.last_write_time();
+      }
+    }
+    ASSERT_FALSE(objects.empty()) << "no extension built under " << TorchExtensionCacheDir();
+    if (evaluation == 1) EXPECT_EQ(objects, built) << "the extension was built again";
+    built = objects;
+  }
+}
+
 #if KOPE_TEST_CUDA
 // The ModelNew cases on the GPU: the same verdicts, with the candidate checked on the device.
 class TorchBridgeCudaCase : public ::testing::TestWithParam<Case> {
@@ -401,6 +426,18 @@ TEST_P(TorchBridgeCudaCase, GetsItsVerdictOnTheGpu) {
   KOPE_REQUIRE_BRIDGE();
   ASSERT_NE(backend(), nullptr) << "a GPU, but no CUDA backend";
   ExpectVerdict(c, *backend());
+}
+
+TEST_F(TorchBridgeCudaCase, AnExtensionIsBuiltOncePerSourceOnTheGpu) {
+  if (!CudaDevicePresent()) GTEST_SKIP() << "no CUDA GPU here";
+  KOPE_REQUIRE_BRIDGE();
+  ASSERT_NE(backend(), nullptr) << "a GPU, but no CUDA backend";
+  EvalOptions options;
+  options.runner_exe = TestRunnerExecutable();
+  options.trials = 2;
+  options.timing.max_seconds = 0.1;
+  options.torch_compile_reference = false;
+  ExpectExtensionBuiltOnce(*backend(), options);
 }
 #endif  // KOPE_TEST_CUDA
 
@@ -434,6 +471,15 @@ TEST_F(TorchBridgeCase, CandidatesThroughOnePoolKeepTheirVerdicts) {
       EXPECT_EQ(o->runners_from_spares, 1) << candidate;
     }
   }
+}
+
+TEST_F(TorchBridgeCase, AnExtensionIsBuiltOncePerSource) {
+  if (std::getenv("KOPE_SLOW_TESTS") == nullptr) {
+    GTEST_SKIP() << "slow on the CPU (a C++ extension build): set KOPE_SLOW_TESTS=1 to run it";
+  }
+  KOPE_REQUIRE_BRIDGE();
+  ASSERT_NE(backend(), nullptr);
+  ExpectExtensionBuiltOnce(*backend(), QuickOptions());
 }
 
 // A problem whose output ignores its inputs cannot tell a right candidate from a wrong one:

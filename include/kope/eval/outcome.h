@@ -62,6 +62,17 @@ inline constexpr std::string_view kFlagTimedFasterThanVerified = "timed_faster_t
 // that work was charged to them; Outcome::timing_note says how much.
 inline constexpr std::string_view kFlagSideStreamWork = "side_stream_work";
 
+// The evidence of the audits of a ModelNew's timer (a candidate judged against a bridge's
+// baseline): per pair of unflushed batches, the candidate's wall time left unexplained by its
+// reported times beyond the baseline's overhead, as a share of what it reported (the parent's
+// clock bound, kope reason timing_mismatch); and of its timed session's calls, how many left
+// work on streams the harness's stream never waits on (kFlagSideStreamWork).
+struct ClockCheck {
+  std::vector<double> unexplained_share;
+  long timed_calls = 0;
+  long side_stream_calls = 0;
+};
+
 struct Outcome {
   Verdict verdict = Verdict::kValid;
   std::string message;  // one line: why this verdict
@@ -99,6 +110,7 @@ struct Outcome {
   // What the timing found that a reader needs to understand the times (kFlagSideStreamWork:
   // how many calls left work on other streams, and how much); empty where nothing.
   std::string timing_note;
+  std::optional<ClockCheck> clock_check;
 
   // Context.
   int trials = 0;

@@ -46,6 +46,9 @@ std::string_view TorchModeName(TorchMode mode);
 // Where torch.compile's caches persist between evaluations (DefaultCacheDir()/torch-compile):
 // a PyTorch task's runners get it writable (task code only; candidates never do).
 std::filesystem::path TorchCompileCacheDir();
+// Where the extension builds of ModelNew candidates persist, one folder per candidate source
+// (DefaultCacheDir()/torch-extensions).
+std::filesystem::path TorchExtensionCacheDir();
 
 // Whether a candidate file name is a KernelBench-format candidate (a .py file).
 bool IsTorchCandidateName(std::string_view name);
