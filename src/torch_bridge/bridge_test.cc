@@ -396,7 +396,9 @@ void ExpectExtensionBuiltOnce(Backend& backend, const EvalOptions& options) {
       }
     }
     ASSERT_FALSE(objects.empty()) << "no extension built under " << TorchExtensionCacheDir();
-    if (evaluation == 1) EXPECT_EQ(objects, built) << "the extension was built again";
+    if (evaluation == 1) {
+      EXPECT_EQ(objects, built) << "the extension was built again";
+    }
     built = objects;
   }
 }
