@@ -5,28 +5,18 @@ without the exact rules (comparison.eager_failing; fast_compare's Triton kernel,
 Triton's interpreter on the CPU) counts the case's failing elements. src/eval/contract_test.cc
 checks compare.cc against the same file. Run by ctest:
 python3 -m unittest kope_bridge.contract_compare_test."""
-import importlib
 import json
 import math
 import os
 import struct
-import sys
 import unittest
 
-os.environ["TRITON_INTERPRET"] = "1"  # before fast_compare's kernel is defined
+from .interpreted_fast_compare import fast_compare  # first: Triton interprets its kernels
 
 import torch  # noqa: E402
 
 from . import comparison  # noqa: E402
 from .kernels import compared_dtype  # noqa: E402
-
-try:
-    if "kope_bridge.fast_compare" in sys.modules:
-        fast_compare = importlib.reload(sys.modules["kope_bridge.fast_compare"])
-    else:
-        from . import fast_compare
-except ImportError:  # no Triton with this PyTorch
-    fast_compare = None
 
 CONTRACT = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))), "testdata", "contract")

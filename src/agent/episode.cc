@@ -12,6 +12,7 @@
 #include "kope/llm/proposal.h"
 #include "kope/memory/text/error_signature.h"
 #include "kope/record/graph_nodes.h"
+#include "run_choice.h"
 
 namespace kope::agent {
 namespace {
@@ -80,22 +81,8 @@ class Episode {
   }
 
   Status Setup() {
-    language_ = std::string(backend_.language());
-    // A PyTorch problem (KernelBench) is every language's baseline.
-    if (task_.baselines.count(language_) == 0 && task_.baselines.count("torch") == 0) {
-      return Status::InvalidArgument(fmt::format("task {} has no {} baseline for the {} backend",
-                                                 task_.name, language_, backend_.name()));
-    }
-    KOPE_ASSIGN_OR_RETURN(std::string language_choice,
-                          ResolveLanguageChoice(options_.language, language_, task_));
-    KOPE_ASSIGN_OR_RETURN(hardware_, backend_.Hardware());
-    KOPE_ASSIGN_OR_RETURN(task_node_, record::TaskNodeFor(task_, language_));
-    hardware_node_ = record::HardwareNodeFor(hardware_);
-    KOPE_RETURN_IF_ERROR(store_.Write([&](memory::GraphWriter& w) -> Status {
-      KOPE_ASSIGN_OR_RETURN(task_node_.id, w.PutTask(task_node_));
-      KOPE_ASSIGN_OR_RETURN(hardware_node_.id, w.PutHardware(hardware_node_));
-      return Status::Ok();
-    }));
+    KOPE_ASSIGN_OR_RETURN(std::string language_choice, CheckTaskAndLanguage());
+    KOPE_RETURN_IF_ERROR(RecordTaskAndHardware());
     report_.task_id = task_node_.id;
     report_.hardware_id = hardware_node_.id;
     report_.task = task_.name;
@@ -105,6 +92,56 @@ class Episode {
     report_.proposer = proposer_.name();
     report_.label = options_.label;
 
+    const internal::RunOwner owner{task_node_.id, hardware_node_.id, task_.name, hardware_.backend};
+    KOPE_ASSIGN_OR_RETURN(
+        internal::RunChoice choice,
+        internal::ChooseRun(store_, options_, owner, NewRunConfig(language_choice)));
+    report_.resumed = choice.resumed;
+    if (choice.finished) {
+      const EpisodeState& finished = *choice.finished;
+      report_.run_id = choice.run_id;
+      report_.stop_reason = choice.finished_stop;
+      report_.prompt_tokens = finished.RunPromptTokens();
+      report_.completion_tokens = finished.RunCompletionTokens();
+      done_ = true;
+      return FillReport(store_, finished, &report_);
+    }
+    NodeId run_id = choice.run_id;
+    if (run_id == 0) {
+      KOPE_ASSIGN_OR_RETURN(run_id, StartRun(choice.config));
+    }
+    report_.run_id = run_id;
+    report_.language = choice.config.language;
+    state_.emplace(run_id, choice.config);
+    return state_->Load(store_, task_node_.id, hardware_node_.id, options_.prior_nodes);
+  }
+
+  // The backend's language, checked against the task's baselines; returns the candidate
+  // language choice resolved against the task.
+  Result<std::string> CheckTaskAndLanguage() {
+    language_ = std::string(backend_.language());
+    // A PyTorch problem (KernelBench) is every language's baseline.
+    if (task_.baselines.count(language_) == 0 && task_.baselines.count("torch") == 0) {
+      return Status::InvalidArgument(fmt::format("task {} has no {} baseline for the {} backend",
+                                                 task_.name, language_, backend_.name()));
+    }
+    return ResolveLanguageChoice(options_.language, language_, task_);
+  }
+
+  // The task and hardware as nodes of the graph (found or added).
+  Status RecordTaskAndHardware() {
+    KOPE_ASSIGN_OR_RETURN(hardware_, backend_.Hardware());
+    KOPE_ASSIGN_OR_RETURN(task_node_, record::TaskNodeFor(task_, language_));
+    hardware_node_ = record::HardwareNodeFor(hardware_);
+    return store_.Write([&](memory::GraphWriter& w) -> Status {
+      KOPE_ASSIGN_OR_RETURN(task_node_.id, w.PutTask(task_node_));
+      KOPE_ASSIGN_OR_RETURN(hardware_node_.id, w.PutHardware(hardware_node_));
+      return Status::Ok();
+    });
+  }
+
+  // What a new run of this episode is started with.
+  RunConfig NewRunConfig(const std::string& language_choice) const {
     RunConfig config;
     config.proposer = proposer_.name();
     config.model = proposer_.model();
@@ -113,62 +150,22 @@ class Episode {
     config.budgets = options_.budgets;
     config.stop = options_.stop;
     config.confirm = options_.confirm;
+    return config;
+  }
 
-    NodeId run_id = options_.run_id;
-    if (run_id != 0) {
-      KOPE_ASSIGN_OR_RETURN(memory::RunNode run, store_.GetRun(run_id));
-      if (run.task_id != task_node_.id || run.hardware_id != hardware_node_.id) {
-        return Status::InvalidArgument(
-            fmt::format("run r{} is not a run of task {} (as it is now) on this {}", run_id,
-                        task_.name, hardware_.backend));
-      }
-      config = internal::ParseRunConfig(run.config_json);
-      report_.resumed = true;
-    } else if (options_.resume) {
-      KOPE_ASSIGN_OR_RETURN(std::vector<memory::RunNode> runs, store_.ListRuns(task_node_.id));
-      for (auto it = runs.rbegin(); it != runs.rend(); ++it) {
-        RunConfig stored = internal::ParseRunConfig(it->config_json);
-        if (it->hardware_id != hardware_node_.id || it->label != options_.label ||
-            stored.proposer != config.proposer || stored.language != config.language) {
-          continue;
-        }
-        EpisodeState latest(it->id, stored);
-        KOPE_RETURN_IF_ERROR(
-            latest.Load(store_, task_node_.id, hardware_node_.id, options_.prior_nodes));
-        const std::string stop = latest.ReplayStop(0, 0);
-        if (stop.empty()) {
-          run_id = it->id;
-          config = stored;
-          report_.resumed = true;
-        } else if (options_.reuse_finished) {
-          report_.run_id = it->id;
-          report_.resumed = true;
-          report_.stop_reason = stop;
-          report_.prompt_tokens = latest.RunPromptTokens();
-          report_.completion_tokens = latest.RunCompletionTokens();
-          KOPE_RETURN_IF_ERROR(FillReport(store_, latest, &report_));
-          done_ = true;
-          return Status::Ok();
-        }
-        break;
-      }
-    }
-    if (run_id == 0) {
-      memory::RunNode run;
-      run.task_id = task_node_.id;
-      run.hardware_id = hardware_node_.id;
-      run.label = options_.label;
-      run.compiler = hardware_.compiler;
-      run.config_json = internal::RunConfigJson(config, options_.config_json);
-      KOPE_RETURN_IF_ERROR(store_.Write([&](memory::GraphWriter& w) -> Status {
-        KOPE_ASSIGN_OR_RETURN(run_id, w.PutRun(run));
-        return Status::Ok();
-      }));
-    }
-    report_.run_id = run_id;
-    report_.language = config.language;
-    state_.emplace(run_id, config);
-    return state_->Load(store_, task_node_.id, hardware_node_.id, options_.prior_nodes);
+  Result<NodeId> StartRun(const RunConfig& config) {
+    memory::RunNode run;
+    run.task_id = task_node_.id;
+    run.hardware_id = hardware_node_.id;
+    run.label = options_.label;
+    run.compiler = hardware_.compiler;
+    run.config_json = internal::RunConfigJson(config, options_.config_json);
+    NodeId run_id = 0;
+    KOPE_RETURN_IF_ERROR(store_.Write([&](memory::GraphWriter& w) -> Status {
+      KOPE_ASSIGN_OR_RETURN(run_id, w.PutRun(run));
+      return Status::Ok();
+    }));
+    return run_id;
   }
 
   // One step of the loop: pending work first, then the stop rules, then a proposal.
@@ -249,17 +246,8 @@ class Episode {
       report_.stop_reason = "exhausted";
       return Status::Ok();
     }
-    NodeId parent = 0;
-    if (selection.kind == Selection::Kind::kNode) {
-      parent = selection.node;
-      const NodeState* node = state_->Node(parent);
-      request.parent = memory::AttemptView{node->attempt, *node->latest()};
-      KOPE_ASSIGN_OR_RETURN(request.parent_source, store_.GetSource(node->attempt.source_hash));
-      request.parent_improved = state_->Improved(parent);
-      Activity(fmt::format("proposing from a{}", parent));
-    } else {
-      Activity("proposing a fresh start");
-    }
+    const NodeId parent = selection.kind == Selection::Kind::kNode ? selection.node : 0;
+    KOPE_RETURN_IF_ERROR(SetParent(parent, request));
     KOPE_ASSIGN_OR_RETURN(ProposeResult result, proposer_.Propose(request));
     model_seconds_ += result.usage.model_seconds;
     report_.cost_usd += result.usage.cost_usd;
@@ -279,25 +267,48 @@ class Episode {
       case ProposeResult::Kind::kCandidate:
         break;
     }
-    Candidate& c = result.candidate;
+    KOPE_ASSIGN_OR_RETURN(std::string refused, Refusal(result.candidate));
+    if (!refused.empty()) return CountFailure(parent, refused);
+    consecutive_failed_ = 0;
+    return RecordAttempt(parent, result.candidate, request);
+  }
+
+  // The request proposes from `parent` (0: a fresh start).
+  Status SetParent(NodeId parent, ProposalRequest& request) {
+    if (parent == 0) {
+      Activity("proposing a fresh start");
+      return Status::Ok();
+    }
+    const NodeState* node = state_->Node(parent);
+    request.parent = memory::AttemptView{node->attempt, *node->latest()};
+    KOPE_ASSIGN_OR_RETURN(request.parent_source, store_.GetSource(node->attempt.source_hash));
+    request.parent_improved = state_->Improved(parent);
+    Activity(fmt::format("proposing from a{}", parent));
+    return Status::Ok();
+  }
+
+  // Why a candidate is not evaluated ("" when it is): a ModelNew for a task without a PyTorch
+  // problem, or a source recorded before (whose attempts are offered as nodes instead).
+  Result<std::string> Refusal(const Candidate& c) {
     if (llm::FormatOfSource(c.source) == llm::SourceFormat::kModelNew && !task_.torch) {
-      return CountFailure(parent,
-                          "the proposal is a ModelNew module, and the task has no "
-                          "PyTorch problem to evaluate it against");
+      return std::string(
+          "the proposal is a ModelNew module, and the task has no PyTorch problem to evaluate it "
+          "against");
     }
     KOPE_ASSIGN_OR_RETURN(
         std::vector<memory::AttemptView> existing,
         store_.AttemptsWithSource(task_node_.id, hardware_node_.id, ContentHash(c.source)));
-    if (!existing.empty()) {
-      report_.reused++;
-      for (const memory::AttemptView& view : existing) {
-        if (view.outcome) state_->AddPrior(view);
-      }
-      return CountFailure(parent, fmt::format("the proposal repeats a{}, which is not evaluated "
-                                              "again",
-                                              existing.front().attempt.id));
+    if (existing.empty()) return std::string();
+    report_.reused++;
+    for (const memory::AttemptView& view : existing) {
+      if (view.outcome) state_->AddPrior(view);
     }
-    consecutive_failed_ = 0;
+    return fmt::format("the proposal repeats a{}, which is not evaluated again",
+                       existing.front().attempt.id);
+  }
+
+  // The candidate as an attempt of the run, with the tokens spent since the last one.
+  Status RecordAttempt(NodeId parent, Candidate& c, const ProposalRequest& request) {
     memory::AttemptNode attempt;
     attempt.run_id = state_->run_id();
     attempt.parent_id = parent;
@@ -307,11 +318,10 @@ class Episode {
     attempt.prompt_tokens = pending_prompt_;
     attempt.completion_tokens = pending_completion_;
     NodeId id = 0;
-    Status written = store_.Write([&](memory::GraphWriter& w) -> Status {
+    KOPE_RETURN_IF_ERROR(store_.Write([&](memory::GraphWriter& w) -> Status {
       KOPE_ASSIGN_OR_RETURN(id, w.PutAttempt(attempt, c.source));
       return c.on_recorded ? c.on_recorded(w, id) : Status::Ok();
-    });
-    if (!written.ok()) return written;
+    }));
     pending_prompt_ = 0;
     pending_completion_ = 0;
     KOPE_ASSIGN_OR_RETURN(memory::AttemptNode stored, store_.GetAttempt(id));

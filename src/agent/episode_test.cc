@@ -119,7 +119,9 @@ std::string Kernel(const std::string& prelude, const std::string& loop) {
          loop + "  return 0;\n}\n";
 }
 
-TEST(EpisodeTest, ScriptedLlmWithTheTunerThroughGoodAndBadReplies) {
+// The script: a tunable one-pass kernel, replies that cannot be parsed, a kernel that does not
+// compile, a wrong one, a slower one, and a repeat of the first.
+std::vector<llm::ScriptedReply> ScriptedReplies() {
   const std::string good = Kernel("constexpr int kPasses = 1;  // kope:tune 1 2\n",
                                   "  for (int r = 0; r < kPasses; ++r) {\n"
                                   "    for (int64_t i = 0; i < n; ++i) out[i] = 2.0f * in[i];\n"
@@ -131,7 +133,7 @@ TEST(EpisodeTest, ScriptedLlmWithTheTunerThroughGoodAndBadReplies) {
                                   "  for (int r = 0; r < 8; ++r) {\n"
                                   "    for (int64_t i = 0; i < n; ++i) out[i] = 2.0f * in[i];\n"
                                   "    asm volatile(\"\" : : : \"memory\");\n  }\n");
-  std::vector<llm::ScriptedReply> replies = {
+  return {
       Reply("one pass over the data; the tuner may try more passes", good),  // a1
       std::string("I would vectorize this loop."),                           // unparseable
       Reply("read through an undeclared helper", broken),                    // a3 compile_error
@@ -141,7 +143,39 @@ TEST(EpisodeTest, ScriptedLlmWithTheTunerThroughGoodAndBadReplies) {
       std::string("Still thinking."),                                        // unparseable again
       Reply("one pass over the data again", good),                           // repeats a1
   };
-  llm::ScriptedProvider provider(replies);
+}
+
+// What the model saw: the reply format and the tunables paragraph; after an unusable reply,
+// that reply and the parser's reason.
+void ExpectRequestsShowTheFormatAndTheReason(const std::vector<llm::LlmRequest>& requests) {
+  ASSERT_EQ(requests.size(), 8u);
+  for (const llm::LlmRequest& r : requests) {
+    EXPECT_NE(r.system.find("kope:tune"), std::string::npos);
+  }
+  ASSERT_EQ(requests[2].messages.size(), 3u);
+  EXPECT_NE(requests[2].messages[2].content.find("could not be used"), std::string::npos);
+  EXPECT_EQ(requests[1].messages.size(), 1u);
+}
+
+// Two passes were slower than one: "larger kPasses is faster" is contradicted.
+void ExpectTheTuningInsightContradicted(memory::GraphStore& store) {
+  memory::InsightQuery query;
+  query.op_family = "scale";
+  query.backend = "cpu";
+  auto insights = store.FindInsights(query);
+  ASSERT_TRUE(insights.ok());
+  bool found = false;
+  for (const memory::RankedInsight& r : *insights) {
+    if (r.insight.text == TuningInsightText("kPasses", "scale")) {
+      found = true;
+      EXPECT_EQ(r.insight.contradiction, 1);
+    }
+  }
+  EXPECT_TRUE(found);
+}
+
+TEST(EpisodeTest, ScriptedLlmWithTheTunerThroughGoodAndBadReplies) {
+  llm::ScriptedProvider provider(ScriptedReplies());
 
   ScratchDir scratch;
   auto store = OpenTestStore(scratch.path() / "store.db");
@@ -185,31 +219,8 @@ TEST(EpisodeTest, ScriptedLlmWithTheTunerThroughGoodAndBadReplies) {
   ASSERT_TRUE(report->best.has_value());
   EXPECT_EQ(report->best->id, a[0].id);
 
-  // What the model saw: the reply format and the tunables paragraph; after an unusable reply,
-  // that reply and the parser's reason.
-  std::vector<llm::LlmRequest> requests = provider.received();
-  ASSERT_EQ(requests.size(), 8u);
-  for (const llm::LlmRequest& r : requests) {
-    EXPECT_NE(r.system.find("kope:tune"), std::string::npos);
-  }
-  ASSERT_EQ(requests[2].messages.size(), 3u);
-  EXPECT_NE(requests[2].messages[2].content.find("could not be used"), std::string::npos);
-  EXPECT_EQ(requests[1].messages.size(), 1u);
-
-  // Two passes were slower than one: "larger kPasses is faster" is contradicted.
-  memory::InsightQuery query;
-  query.op_family = "scale";
-  query.backend = "cpu";
-  auto insights = store->FindInsights(query);
-  ASSERT_TRUE(insights.ok());
-  bool found = false;
-  for (const memory::RankedInsight& r : *insights) {
-    if (r.insight.text == TuningInsightText("kPasses", "scale")) {
-      found = true;
-      EXPECT_EQ(r.insight.contradiction, 1);
-    }
-  }
-  EXPECT_TRUE(found);
+  ExpectRequestsShowTheFormatAndTheReason(provider.received());
+  ExpectTheTuningInsightContradicted(*store);
 }
 
 TEST(EpisodeTest, ANewBestIsReTimedWithTheConfirmingPolicy) {

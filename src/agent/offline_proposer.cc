@@ -11,7 +11,6 @@
 #include "kope/agent/candidate_language.h"
 #include "kope/agent/reflection.h"
 #include "kope/base/file.h"
-#include "kope/base/hash.h"
 #include "kope/record/graph_nodes.h"
 
 namespace kope::agent {
@@ -180,13 +179,6 @@ class OfflineProposer : public Proposer {
 };
 
 }  // namespace
-
-Result<bool> SourceTried(const ProposalRequest& request, std::string_view source) {
-  KOPE_ASSIGN_OR_RETURN(
-      std::vector<memory::AttemptView> found,
-      request.store->AttemptsWithSource(request.task_id, request.hardware_id, ContentHash(source)));
-  return !found.empty();
-}
 
 std::vector<fs::path> FindSeedKernels(const Task& task, std::string_view language) {
   std::vector<fs::path> seeds;

@@ -51,30 +51,32 @@ int RunAttemptCount(const fs::path& store_path) {
   return attempts.ok() ? static_cast<int>(attempts->size()) : 0;
 }
 
-TEST(ResumeTest, AnEpisodeKilledMidwayResumesWithoutEvaluatingAnythingTwice) {
-  ScratchDir scratch;
-  const fs::path store_path = scratch.path() / "store.db";
-  const std::vector<std::string> argv = {Kope(),
-                                         "optimize",
-                                         testing::TestTaskDir("scale_small").string(),
-                                         "--store",
-                                         store_path.string(),
-                                         "--attempts",
-                                         "5",
-                                         "--patience",
-                                         "0",
-                                         "--sol",
-                                         "0",
-                                         "--no-confirm",
-                                         "--json",
-                                         "-q",
-                                         "--out",
-                                         (scratch.path() / "best.cc").string()};
+// `kope optimize` of the small test task: five attempts, no other stop rule, the report as JSON.
+std::vector<std::string> OptimizeArgv(const fs::path& scratch, const fs::path& store_path) {
+  return {Kope(),
+          "optimize",
+          testing::TestTaskDir("scale_small").string(),
+          "--store",
+          store_path.string(),
+          "--attempts",
+          "5",
+          "--patience",
+          "0",
+          "--sol",
+          "0",
+          "--no-confirm",
+          "--json",
+          "-q",
+          "--out",
+          (scratch / "best.cc").string()};
+}
 
-  // Start it, and kill it at a random moment once two attempts are recorded.
+// Starts `argv` and kills it with SIGKILL at a random moment once two attempts are recorded.
+void StartAndKillMidway(const std::vector<std::string>& argv, const fs::path& scratch,
+                        const fs::path& store_path) {
   SpawnOptions spawn;
   spawn.env = ChildEnvironment();
-  const int log = open((scratch.path() / "first.log").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  const int log = open((scratch / "first.log").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
   ASSERT_GE(log, 0);
   spawn.fds = {{1, log}, {2, log}};
   auto pid = SpawnProcess(argv, spawn);
@@ -89,19 +91,50 @@ TEST(ResumeTest, AnEpisodeKilledMidwayResumesWithoutEvaluatingAnythingTwice) {
       break;
     }
     ASSERT_LT(std::chrono::steady_clock::now(), deadline)
-        << ReadFileText(scratch.path() / "first.log").value_or("");
+        << ReadFileText(scratch / "first.log").value_or("");
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   ASSERT_FALSE(exited) << "the episode ended before it could be killed: "
-                       << ReadFileText(scratch.path() / "first.log").value_or("");
+                       << ReadFileText(scratch / "first.log").value_or("");
   std::mt19937 random(static_cast<unsigned>(std::random_device{}()));
   std::this_thread::sleep_for(std::chrono::milliseconds(random() % 1500));
   ASSERT_EQ(kill(*pid, SIGKILL), 0);
   int status = 0;
   ASSERT_EQ(waitpid(*pid, &status, 0), *pid);
   EXPECT_TRUE(WIFSIGNALED(status) || WIFEXITED(status));
-  const int recorded_before = RunAttemptCount(store_path);
-  EXPECT_GE(recorded_before, 2);
+  EXPECT_GE(RunAttemptCount(store_path), 2);
+}
+
+// The graph: one run (`run_id`), five attempts with distinct sources, one outcome each.
+void ExpectFiveAttemptsEachEvaluatedOnce(const fs::path& store_path, int64_t run_id) {
+  auto store = memory::OpenSqliteStore(store_path);
+  ASSERT_TRUE(store.ok());
+  auto runs = (*store)->ListRuns(0);
+  ASSERT_TRUE(runs.ok());
+  ASSERT_EQ(runs->size(), 1u);
+  EXPECT_EQ(run_id, runs->front().id);
+  auto attempts = (*store)->RunAttempts(runs->front().id);
+  ASSERT_TRUE(attempts.ok());
+  ASSERT_EQ(attempts->size(), 5u);
+  std::set<std::string> sources;
+  for (const memory::AttemptView& view : *attempts) {
+    EXPECT_TRUE(sources.insert(view.attempt.source_hash).second)
+        << "a" << view.attempt.id << " repeats a source";
+    auto outcomes = (*store)->Outcomes(view.attempt.id);
+    ASSERT_TRUE(outcomes.ok());
+    EXPECT_EQ(outcomes->size(), 1u)
+        << "a" << view.attempt.id << " was evaluated " << outcomes->size() << " times";
+    for (const memory::OutcomeNode& o : *outcomes) EXPECT_EQ(record::TimingPolicyOf(o), "screen");
+  }
+  EXPECT_TRUE((*store)->CheckIntegrity().ok());
+}
+
+TEST(ResumeTest, AnEpisodeKilledMidwayResumesWithoutEvaluatingAnythingTwice) {
+  ScratchDir scratch;
+  const fs::path store_path = scratch.path() / "store.db";
+  const std::vector<std::string> argv = OptimizeArgv(scratch.path(), store_path);
+  StartAndKillMidway(argv, scratch.path(), store_path);
+  if (HasFatalFailure()) return;
 
   // Resume: the same command again.
   ProcessOptions options;
@@ -117,27 +150,7 @@ TEST(ResumeTest, AnEpisodeKilledMidwayResumesWithoutEvaluatingAnythingTwice) {
   EXPECT_EQ(report["attempts"].size(), 5u);
   EXPECT_TRUE(fs::exists(scratch.path() / "best.cc"));
 
-  // The graph: one run, five attempts with distinct sources, one outcome each.
-  auto store = memory::OpenSqliteStore(store_path);
-  ASSERT_TRUE(store.ok());
-  auto runs = (*store)->ListRuns(0);
-  ASSERT_TRUE(runs.ok());
-  ASSERT_EQ(runs->size(), 1u);
-  EXPECT_EQ(report["run"].get<int64_t>(), runs->front().id);
-  auto attempts = (*store)->RunAttempts(runs->front().id);
-  ASSERT_TRUE(attempts.ok());
-  ASSERT_EQ(attempts->size(), 5u);
-  std::set<std::string> sources;
-  for (const memory::AttemptView& view : *attempts) {
-    EXPECT_TRUE(sources.insert(view.attempt.source_hash).second)
-        << "a" << view.attempt.id << " repeats a source";
-    auto outcomes = (*store)->Outcomes(view.attempt.id);
-    ASSERT_TRUE(outcomes.ok());
-    EXPECT_EQ(outcomes->size(), 1u)
-        << "a" << view.attempt.id << " was evaluated " << outcomes->size() << " times";
-    for (const memory::OutcomeNode& o : *outcomes) EXPECT_EQ(record::TimingPolicyOf(o), "screen");
-  }
-  EXPECT_TRUE((*store)->CheckIntegrity().ok());
+  ExpectFiveAttemptsEachEvaluatedOnce(store_path, report["run"].get<int64_t>());
 }
 
 TEST(ResumeTest, OptimizeWithAScriptedLlmFromTheConfiguration) {

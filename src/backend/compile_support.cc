@@ -1,7 +1,10 @@
 #include "compile_support.h"
 
+#include <unistd.h>
+
 #include <cctype>
 #include <fstream>
+#include <random>
 #include <sstream>
 
 namespace kope {
@@ -31,6 +34,20 @@ std::string SafeSourceFileName(std::string_view display_name,
     if (extension == accepted) return name;
   }
   return name + first;
+}
+
+Result<std::filesystem::path> CreateCompileWorkDir(const std::filesystem::path& dir,
+                                                   const std::string& cache_key) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    return Status::IoError("cannot create compile cache " + dir.string() + ": " + ec.message());
+  }
+  const std::filesystem::path work = dir / ("tmp-" + cache_key + "-" + std::to_string(getpid()) +
+                                            "-" + std::to_string(std::random_device{}()));
+  std::filesystem::create_directories(work, ec);
+  if (ec) return Status::IoError("cannot create " + work.string() + ": " + ec.message());
+  return work;
 }
 
 }  // namespace kope

@@ -20,6 +20,12 @@ std::string TrimCompilerLog(std::string log);
 std::string SafeSourceFileName(std::string_view display_name,
                                std::initializer_list<std::string_view> extensions);
 
+// Creates the compile cache folder `dir` when missing and, inside it, a private work folder for
+// one compile of `cache_key`, so that concurrent compiles of the same source never collide.
+// Returns the work folder (the caller removes it); IoError when either cannot be created.
+Result<std::filesystem::path> CreateCompileWorkDir(const std::filesystem::path& dir,
+                                                   const std::string& cache_key);
+
 }  // namespace kope
 
 #endif  // KOPE_SRC_BACKEND_COMPILE_SUPPORT_H_

@@ -1,10 +1,9 @@
 // `kope bench DIR`: an episode per task of a folder, and a report on them all.
-#include <atomic>
-#include <csignal>
 #include <iostream>
 #include <memory>
 
 #include "commands.h"
+#include "episode_flags.h"
 #include "kope/agent/backend_choice.h"
 #include "kope/bench_suite/suite.h"
 #include "kope/memory/store_location.h"
@@ -12,41 +11,17 @@
 namespace kope::cli {
 namespace {
 
-std::atomic<bool> g_bench_cancel{false};
-
-extern "C" void OnBenchInterrupt(int) {
-  g_bench_cancel.store(true);
-  std::signal(SIGINT, SIG_DFL);
-  std::signal(SIGTERM, SIG_DFL);
-}
-
+// The flags of its own; the shared ones in `episode`.
 struct BenchArgs {
   std::string dir;
   std::string name;
   std::string out;
-  std::string store;
-  std::string backend = "auto";
-  std::string language;
-  bool llm = false;
-  std::string provider;
-  std::string llm_config;
   int jobs = 1;
-  int attempts = 30;
-  double time = 0;
-  int64_t tokens = 0;
-  int patience = 12;
-  double sol = 0.9;
-  bool fresh = false;
-  bool no_transfer = false;
-  bool no_confirm = false;
-  bool passive = false;
-  bool json = false;
-  bool no_bubblewrap = false;
-  bool quiet = false;
+  EpisodeFlags episode;
 };
 
 int RunBench(const BenchArgs& args) {
-  Result<std::string> location = memory::ResolveStoreLocation(args.store);
+  Result<std::string> location = memory::ResolveStoreLocation(args.episode.store);
   if (!location.ok()) {
     std::cerr << "kope bench: " << location.status().message() << "\n";
     return 2;
@@ -56,26 +31,22 @@ int RunBench(const BenchArgs& args) {
     std::cerr << "kope bench: " << store.status().message() << "\n";
     return 1;
   }
-  Result<std::unique_ptr<Backend>> backend = agent::OpenBackend({args.backend, nullptr, {}});
+  Result<std::unique_ptr<Backend>> backend =
+      agent::OpenBackend({args.episode.backend, nullptr, {}});
   if (!backend.ok()) {
     std::cerr << "kope bench: " << backend.status().message() << "\n";
     return 1;
   }
   const std::string native((*backend)->language());
-  if ((args.language == "cpp" || args.language == "cuda") && args.language != native) {
-    std::cerr << "kope bench: --language " << args.language << " writes native kernels for the "
-              << (args.language == "cuda" ? "cuda" : "cpu") << " backend, and this suite runs on "
+  const std::string& language = args.episode.language;
+  if ((language == "cpp" || language == "cuda") && language != native) {
+    std::cerr << "kope bench: --language " << language << " writes native kernels for the "
+              << (language == "cuda" ? "cuda" : "cpu") << " backend, and this suite runs on "
               << (*backend)->name() << " (choose it with --backend)\n";
     return 2;
   }
-  agent::ProposerChoice choice;
-  choice.llm = args.llm;
-  choice.provider = args.provider;
-  choice.config_path = args.llm_config;
-  choice.store_location = *location;
-  choice.mode = args.passive ? context::ContextMode::kPassive : context::ContextMode::kActive;
-  choice.offline.transfer = !args.no_transfer;
-  Result<agent::ProposerSet> proposers = agent::OpenProposers(choice);
+  Result<agent::ProposerSet> proposers =
+      agent::OpenProposers(ProposerChoiceOf(args.episode, *location));
   if (!proposers.ok()) {
     std::cerr << "kope bench: " << proposers.status().message() << "\n";
     return 2;
@@ -84,25 +55,16 @@ int RunBench(const BenchArgs& args) {
   bench_suite::SuiteOptions options;
   options.name = args.name;
   options.jobs = args.jobs;
-  options.fresh = args.fresh;
-  options.episode.budgets.attempts = args.attempts;
-  options.episode.budgets.seconds = args.time;
-  options.episode.budgets.tokens = args.tokens;
-  options.episode.stop.patience = args.patience;
-  options.episode.stop.speed_of_light = args.sol;
-  options.episode.confirm = !args.no_confirm;
-  options.episode.language = args.language;
-  options.episode.eval.use_bubblewrap = !args.no_bubblewrap;
+  options.fresh = args.episode.fresh;
+  ApplyEpisodeFlags(args.episode, options.episode);
   options.episode.config_json = proposers->config_json();
-  options.episode.cancel = &g_bench_cancel;
-  if (!args.quiet) options.log = &std::cerr;
+  options.episode.cancel = InterruptGuard::cancel();
+  if (!args.episode.quiet) options.log = &std::cerr;
 
-  std::signal(SIGINT, OnBenchInterrupt);
-  std::signal(SIGTERM, OnBenchInterrupt);
-  Result<bench_suite::SuiteReport> report =
-      bench_suite::RunSuite(**store, **backend, *proposers, args.dir, options);
-  std::signal(SIGINT, SIG_DFL);
-  std::signal(SIGTERM, SIG_DFL);
+  Result<bench_suite::SuiteReport> report = [&] {
+    InterruptGuard guard;
+    return bench_suite::RunSuite(**store, **backend, *proposers, args.dir, options);
+  }();
   if (!report.ok()) {
     std::cerr << "kope bench: " << report.status().message() << "\n";
     return report.status().code() == StatusCode::kNotFound ? 2 : 1;
@@ -113,13 +75,13 @@ int RunBench(const BenchArgs& args) {
     std::cerr << "kope bench: " << written.message() << "\n";
     return 1;
   }
-  if (args.json) {
+  if (args.episode.json) {
     std::cout << bench_suite::SuiteReportToJson(*report) << "\n";
   } else {
     std::cout << bench_suite::FormatSuiteSummary(*report);
     std::cout << "report: " << out << "/report.json, report.csv, speedup.svg\n";
   }
-  if (g_bench_cancel.load()) return 130;
+  if (InterruptGuard::cancel()->load()) return 130;
   for (const bench_suite::TaskResult& t : report->tasks) {
     if (t.status == "error" || (t.report && t.report->stop_reason == "error")) return 1;
   }
@@ -137,17 +99,17 @@ void RegisterBenchCommand(CLI::App& app, int* exit_code) {
                   "Suite name; runs are labelled bench:NAME and resumed by it (default: the "
                   "folder's name)");
   cmd->add_option("--out", args->out, "Report folder (default: kope-bench-NAME)");
-  cmd->add_option("--store", args->store,
+  cmd->add_option("--store", args->episode.store,
                   "Experience store (default: $KOPE_STORE, else the user's data folder)");
-  cmd->add_option("--backend", args->backend, "auto, cpu or cuda")
+  cmd->add_option("--backend", args->episode.backend, "auto, cpu or cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
-  cmd->add_option("--llm", args->provider,
+  cmd->add_option("--llm", args->episode.provider,
                   "Propose with an LLM: --llm for the default provider, --llm=NAME for another "
                   "(put it after DIR)")
       ->expected(0, 1);
-  cmd->add_option("--llm-config", args->llm_config,
+  cmd->add_option("--llm-config", args->episode.llm_config,
                   "LLM configuration file (default: $KOPE_LLM_CONFIG)");
-  cmd->add_option("--language", args->language,
+  cmd->add_option("--language", args->episode.language,
                   "What the proposer writes for every task: cpp or cuda (native kernels, the "
                   "backend's language; the default), triton or torch (ModelNew modules; PyTorch "
                   "tasks only, others fail with the reason), or alternate (native and triton in "
@@ -156,27 +118,29 @@ void RegisterBenchCommand(CLI::App& app, int* exit_code) {
       ->check(CLI::IsMember({"cpp", "cuda", "triton", "torch", "alternate"}));
   cmd->add_option("-j,--jobs", args->jobs, "Episodes at once (default 1: fair timings)")
       ->check(CLI::Range(1, 256));
-  cmd->add_option("--attempts", args->attempts, "Attempts per task (default 30)")
+  cmd->add_option("--attempts", args->episode.attempts, "Attempts per task (default 30)")
       ->check(CLI::Range(1, 100000));
-  cmd->add_option("--time", args->time, "Wall-time budget per task and session, seconds")
+  cmd->add_option("--time", args->episode.time, "Wall-time budget per task and session, seconds")
       ->check(CLI::Range(0.0, 1e9));
-  cmd->add_option("--tokens", args->tokens, "LLM token budget per task (0: none)")
+  cmd->add_option("--tokens", args->episode.tokens, "LLM token budget per task (0: none)")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 50));
-  cmd->add_option("--patience", args->patience,
+  cmd->add_option("--patience", args->episode.patience,
                   "Stop a task after this many attempts without a new best (0: never)")
       ->check(CLI::Range(0, 100000));
-  cmd->add_option("--sol", args->sol, "Stop a task at this fraction of the roofline (0: never)")
+  cmd->add_option("--sol", args->episode.sol,
+                  "Stop a task at this fraction of the roofline (0: never)")
       ->check(CLI::Range(0.0, 10.0));
-  cmd->add_flag("--fresh", args->fresh, "New runs for every task, ignoring earlier results");
-  cmd->add_flag("--no-transfer", args->no_transfer,
+  cmd->add_flag("--fresh", args->episode.fresh,
+                "New runs for every task, ignoring earlier results");
+  cmd->add_flag("--no-transfer", args->episode.no_transfer,
                 "Do not start from other tasks' recorded kernels of the family");
-  cmd->add_flag("--no-confirm", args->no_confirm, "Do not re-time a new best carefully");
-  cmd->add_flag("--passive", args->passive, "LLM context: the whole history (ablation)");
-  cmd->add_flag("--json", args->json, "Print the report as JSON");
-  cmd->add_flag("--no-bwrap", args->no_bubblewrap, "Do not use bubblewrap");
-  cmd->add_flag("-q,--quiet", args->quiet, "No progress lines");
+  cmd->add_flag("--no-confirm", args->episode.no_confirm, "Do not re-time a new best carefully");
+  cmd->add_flag("--passive", args->episode.passive, "LLM context: the whole history (ablation)");
+  cmd->add_flag("--json", args->episode.json, "Print the report as JSON");
+  cmd->add_flag("--no-bwrap", args->episode.no_bubblewrap, "Do not use bubblewrap");
+  cmd->add_flag("-q,--quiet", args->episode.quiet, "No progress lines");
   cmd->callback([args, cmd, exit_code] {
-    args->llm = cmd->count("--llm") > 0;
+    args->episode.llm = cmd->count("--llm") > 0;
     *exit_code = RunBench(*args);
   });
 }

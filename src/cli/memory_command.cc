@@ -16,8 +16,8 @@
 #include "commands.h"
 #include "kope/memory/exchange.h"
 #include "kope/memory/graph_store.h"
-#include "kope/memory/outcome_json.h"
 #include "kope/memory/store_location.h"
+#include "memory_nodes.h"
 
 namespace kope::cli {
 namespace {
@@ -25,7 +25,6 @@ namespace {
 using memory::AttemptView;
 using memory::GraphStore;
 using memory::NodeKind;
-using memory::NodeRef;
 using nlohmann::json;
 
 struct MemoryArgs {
@@ -73,51 +72,6 @@ std::string Join(const std::vector<std::string>& parts, const char* separator = 
 std::string FirstLine(const std::string& text, size_t width = 70) {
   std::string line = text.substr(0, text.find('\n'));
   return line.size() > width ? line.substr(0, width - 3) + "..." : line;
-}
-
-json ParsedOrText(const std::string& text) {
-  json j = json::parse(text, nullptr, false);
-  return j.is_discarded() ? json(text) : j;
-}
-
-json OutcomeJsonValue(const memory::OutcomeNode& o) { return json::parse(memory::OutcomeJson(o)); }
-
-json AttemptJson(const AttemptView& v) {
-  const memory::AttemptNode& a = v.attempt;
-  return {{"id", a.id},
-          {"key", a.key},
-          {"run", a.run_id},
-          {"task", a.task_id},
-          {"hardware", a.hardware_id},
-          {"parent", a.parent_id == 0 ? json(nullptr) : json(a.parent_id)},
-          {"source_hash", a.source_hash},
-          {"decision", a.decision},
-          {"classes", a.classes},
-          {"proposer", a.proposer},
-          {"prompt_tokens", a.prompt_tokens},
-          {"completion_tokens", a.completion_tokens},
-          {"created_at", a.created_at},
-          {"outcome", v.outcome ? OutcomeJsonValue(*v.outcome) : json(nullptr)}};
-}
-
-json InsightJson(const memory::InsightNode& i) {
-  const memory::InsightScope& s = i.scope;
-  return {{"id", i.id},
-          {"key", i.key},
-          {"kind", i.kind},
-          {"text", i.text},
-          {"scope",
-           {{"op_family", s.op_family},
-            {"backend", s.backend},
-            {"device", s.device},
-            {"arch", s.arch},
-            {"compiler", s.compiler},
-            {"size_min", s.size_min},
-            {"size_max", s.size_max}}},
-          {"classes", i.classes},
-          {"support", i.support},
-          {"contradiction", i.contradiction},
-          {"effect_size", i.effect_size}};
 }
 
 int RunStats(const MemoryArgs& args) {
@@ -213,104 +167,18 @@ int RunShow(const MemoryArgs& args) {
   auto store = Open(args, false);
   if (!store.ok()) return Fail("show", store.status());
   GraphStore& s = **store;
-  switch (ref->kind) {
-    case NodeKind::kAttempt: {
-      auto attempt = s.GetAttempt(ref->id);
-      if (!attempt.ok()) return Fail("show", attempt.status());
-      auto outcomes = s.Outcomes(ref->id);
-      AttemptView view{*attempt, std::nullopt};
-      if (outcomes.ok() && !outcomes->empty()) view.outcome = outcomes->back();
-      if (args.json) {
-        json j = AttemptJson(view);
-        j["diff"] = attempt->diff;
-        if (args.source) {
-          auto source = s.GetSource(attempt->source_hash);
-          j["source"] = source.ok() ? *source : source.status().message();
-        }
-        std::cout << j.dump(2) << "\n";
-      } else {
-        PrintAttempt(s, view, args.source);
-      }
-      return 0;
-    }
-    case NodeKind::kOutcome: {
-      auto outcome = s.GetOutcome(ref->id);
-      if (!outcome.ok()) return Fail("show", outcome.status());
-      std::cout << OutcomeJsonValue(*outcome).dump(2) << "\n";
-      return 0;
-    }
-    case NodeKind::kInsight: {
-      auto insight = s.GetInsight(ref->id);
-      if (!insight.ok()) return Fail("show", insight.status());
-      json j = InsightJson(*insight);
-      auto evidence = s.Evidence(ref->id);
-      if (evidence.ok()) {
-        for (const memory::EvidenceEdge& e : *evidence) {
-          j["evidence"].push_back({{"outcome", e.outcome_id},
-                                   {"relation", memory::EvidenceRelationName(e.relation)},
-                                   {"effect", e.effect}});
-        }
-      }
-      auto usage = s.Usage({*ref});
-      if (usage.ok()) {
-        j["usage"] = {{"shown", usage->front().shown},
-                      {"credited", usage->front().credited},
-                      {"credit", usage->front().credit}};
-      }
-      std::cout << j.dump(2) << "\n";
-      return 0;
-    }
-    case NodeKind::kTask: {
-      auto task = s.GetTask(ref->id);
-      if (!task.ok()) return Fail("show", task.status());
-      json j = {{"id", task->id},
-                {"key", task->key},
-                {"name", task->name},
-                {"op_family", task->op_family},
-                {"description", task->description},
-                {"size", task->size},
-                {"spec_hash", task->spec_hash},
-                {"attrs", ParsedOrText(task->attrs_json)}};
-      memory::BestQuery best;
-      best.task_id = task->id;
-      best.limit = 5;
-      if (auto views = s.BestAttempts(best); views.ok()) {
-        for (const AttemptView& v : *views) j["best"].push_back(AttemptJson(v));
-      }
-      if (auto similar = s.SimilarTasks(task->id, 5); similar.ok()) {
-        for (const memory::SimilarTask& t : *similar) {
-          j["similar"].push_back({{"task", t.task.id}, {"name", t.task.name}, {"score", t.score}});
-        }
-      }
-      std::cout << j.dump(2) << "\n";
-      return 0;
-    }
-    case NodeKind::kHardware: {
-      auto hw = s.GetHardware(ref->id);
-      if (!hw.ok()) return Fail("show", hw.status());
-      std::cout << json{{"id", hw->id},           {"key", hw->key},
-                        {"backend", hw->backend}, {"device", hw->device},
-                        {"arch", hw->arch},       {"attrs", ParsedOrText(hw->attrs_json)}}
-                       .dump(2)
-                << "\n";
-      return 0;
-    }
-    case NodeKind::kRun: {
-      auto run = s.GetRun(ref->id);
-      if (!run.ok()) return Fail("show", run.status());
-      json j = {{"id", run->id},
-                {"key", run->key},
-                {"task", run->task_id},
-                {"hardware", run->hardware_id},
-                {"label", run->label},
-                {"compiler", run->compiler},
-                {"config", ParsedOrText(run->config_json)},
-                {"started_at", run->started_at}};
-      if (auto attempts = s.RunAttempts(run->id); attempts.ok()) j["attempts"] = attempts->size();
-      std::cout << j.dump(2) << "\n";
-      return 0;
-    }
+  if (ref->kind == NodeKind::kAttempt && !args.json) {
+    auto attempt = s.GetAttempt(ref->id);
+    if (!attempt.ok()) return Fail("show", attempt.status());
+    auto outcomes = s.Outcomes(ref->id);
+    AttemptView view{*attempt, std::nullopt};
+    if (outcomes.ok() && !outcomes->empty()) view.outcome = outcomes->back();
+    PrintAttempt(s, view, args.source);
+    return 0;
   }
+  auto j = NodeJson(s, *ref, args.source);
+  if (!j.ok()) return Fail("show", j.status());
+  if (!j->is_null()) std::cout << j->dump(2) << "\n";
   return 0;
 }
 

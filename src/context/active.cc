@@ -26,100 +26,109 @@ double FidelityValue(std::string_view kind, Fidelity f) {
   return line ? 0.3 : 0.6;
 }
 
-}  // namespace
-
-Result<BuiltContext> BuildActive(memory::GraphStore& store, State& state) {
+// The retrieved candidates scored, diversified and rendered in each of their forms; `retrieved`
+// counts them by section as retrieved.
+Result<std::vector<Candidate>> PrepareCandidates(memory::GraphStore& store, State& state,
+                                                 std::map<Section, int>& retrieved) {
   KOPE_ASSIGN_OR_RETURN(std::vector<Candidate> candidates, Retrieve(store, state));
-  std::map<Section, int> retrieved;
   for (const Candidate& c : candidates) ++retrieved[c.section];
-  const int considered = static_cast<int>(candidates.size());
   KOPE_RETURN_IF_ERROR(ScoreCandidates(store, state, candidates));
   Diversify(candidates);
   for (Candidate& c : candidates) {
     KOPE_RETURN_IF_ERROR(RenderForms(store, state, c));
     c.form_tokens = CollapseForms(c.forms, state.counter);
   }
+  return candidates;
+}
 
-  KOPE_ASSIGN_OR_RETURN(FixedParts fixed, MakeFixedParts(state, kFixedShare));
-  const TokenCounter& counter = state.counter;
-  const int64_t available = state.request->budget_tokens - fixed.tokens;
-
-  // One packing group per ranked section, with its quota of what the task leaves.
+// The packing problem: one group per ranked section, with its quota of what the task leaves, and
+// one item per candidate, each form valued by its score and what the form keeps.
+struct PackPlan {
   std::vector<PackGroup> groups;
   std::map<Section, int> group_of;
-  for (const SectionQuota& q : kQuotas) {
-    group_of[q.section] = static_cast<int>(groups.size());
-    groups.push_back({static_cast<int64_t>(std::floor(q.fraction * static_cast<double>(available))),
-                      counter.Bound(SectionHeading(q.section))});
-  }
   std::vector<PackItem> items;
+};
+
+PackPlan MakePackPlan(const std::vector<Candidate>& candidates, const TokenCounter& counter,
+                      int64_t available) {
+  PackPlan plan;
+  for (const SectionQuota& q : kQuotas) {
+    plan.group_of[q.section] = static_cast<int>(plan.groups.size());
+    plan.groups.push_back(
+        {static_cast<int64_t>(std::floor(q.fraction * static_cast<double>(available))),
+         counter.Bound(SectionHeading(q.section))});
+  }
   for (const Candidate& c : candidates) {
     PackItem item;
-    item.group = group_of.at(c.section);
+    item.group = plan.group_of.at(c.section);
     for (size_t f = 0; f < c.forms.size(); ++f) {
       item.forms.push_back({c.form_tokens[f], c.score * FidelityValue(c.kind, c.forms[f].first)});
     }
-    items.push_back(std::move(item));
+    plan.items.push_back(std::move(item));
   }
-  const PackResult packed = Pack(groups, items, available);
+  return plan;
+}
 
-  BuiltContext built;
-  built.mode = ContextMode::kActive;
-  built.candidates = considered;
-  built.system_prompt = fixed.system;
-  built.items.push_back(FixedItem(state, "system", fixed.system, Fidelity::kFull));
-  built.items.push_back(FixedItem(state, "task", fixed.task, Fidelity::kFull));
-  built.user_prompt = fixed.task;
-  SectionUsage task_usage;
-  task_usage.section = Section::kTask;
-  task_usage.quota = fixed.tokens;
-  task_usage.tokens = fixed.tokens;
-  task_usage.items = 3;
-  task_usage.shortened = fixed.kernel.first == Fidelity::kFull ? 0 : 1;
-  built.sections.push_back(task_usage);
+// Appends a section's chosen candidates, in their retrieval order, in the forms packed; a section
+// nothing was retrieved for is left out.
+void AppendSection(const SectionQuota& q, const std::vector<Candidate>& candidates,
+                   const PackPlan& plan, const PackResult& packed, int retrieved,
+                   BuiltContext& built) {
+  if (retrieved == 0) return;
+  const auto g = static_cast<size_t>(plan.group_of.at(q.section));
+  std::vector<size_t> chosen;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    if (candidates[i].section == q.section && packed.form[i] >= 0) chosen.push_back(i);
+  }
+  SectionUsage usage;
+  usage.section = q.section;
+  usage.quota = plan.groups[g].quota;
+  usage.tokens = packed.group_tokens[g];
+  usage.items = static_cast<int>(chosen.size());
+  usage.dropped = retrieved - usage.items;
+  std::stable_sort(chosen.begin(), chosen.end(), [&](size_t a, size_t b) {
+    if (candidates[a].order != candidates[b].order)
+      return candidates[a].order < candidates[b].order;
+    return candidates[a].node.id < candidates[b].node.id;
+  });
+  if (!chosen.empty()) built.user_prompt += SectionHeading(q.section);
+  for (size_t i : chosen) {
+    const Candidate& c = candidates[i];
+    const auto form = static_cast<size_t>(packed.form[i]);
+    const auto& [fidelity, text] = c.forms[form];
+    if (fidelity != Fidelity::kFull) ++usage.shortened;
+    ContextItem item;
+    item.section = c.section;
+    item.kind = c.kind;
+    item.node = c.node;
+    item.score = c.score;
+    item.tokens = c.form_tokens[form];
+    item.text = text;
+    item.fidelity = fidelity;
+    built.user_prompt += text;
+    built.items.push_back(std::move(item));
+  }
+  built.sections.push_back(usage);
+}
 
+}  // namespace
+
+Result<BuiltContext> BuildActive(memory::GraphStore& store, State& state) {
+  std::map<Section, int> retrieved;
+  KOPE_ASSIGN_OR_RETURN(std::vector<Candidate> candidates,
+                        PrepareCandidates(store, state, retrieved));
+  int considered = 0;
+  for (const auto& [section, n] : retrieved) considered += n;
+  KOPE_ASSIGN_OR_RETURN(FixedParts fixed, MakeFixedParts(state, kFixedShare));
+  const int64_t available = state.request->budget_tokens - fixed.tokens;
+  const PackPlan plan = MakePackPlan(candidates, state.counter, available);
+  const PackResult packed = Pack(plan.groups, plan.items, available);
+
+  BuiltContext built = StartContext(state, fixed, ContextMode::kActive, considered);
   for (const SectionQuota& q : kQuotas) {
-    const int g = group_of.at(q.section);
-    std::vector<size_t> chosen;
-    for (size_t i = 0; i < candidates.size(); ++i) {
-      if (candidates[i].section == q.section && packed.form[i] >= 0) chosen.push_back(i);
-    }
-    if (retrieved[q.section] == 0) continue;
-    SectionUsage usage;
-    usage.section = q.section;
-    usage.quota = groups[static_cast<size_t>(g)].quota;
-    usage.tokens = packed.group_tokens[static_cast<size_t>(g)];
-    usage.items = static_cast<int>(chosen.size());
-    usage.dropped = retrieved[q.section] - usage.items;
-    std::stable_sort(chosen.begin(), chosen.end(), [&](size_t a, size_t b) {
-      if (candidates[a].order != candidates[b].order)
-        return candidates[a].order < candidates[b].order;
-      return candidates[a].node.id < candidates[b].node.id;
-    });
-    if (!chosen.empty()) built.user_prompt += SectionHeading(q.section);
-    for (size_t i : chosen) {
-      const Candidate& c = candidates[i];
-      const auto form = static_cast<size_t>(packed.form[i]);
-      const auto& [fidelity, text] = c.forms[form];
-      if (fidelity != Fidelity::kFull) ++usage.shortened;
-      ContextItem item;
-      item.section = c.section;
-      item.kind = c.kind;
-      item.node = c.node;
-      item.score = c.score;
-      item.tokens = c.form_tokens[form];
-      item.text = text;
-      item.fidelity = fidelity;
-      built.user_prompt += text;
-      built.items.push_back(std::move(item));
-    }
-    built.sections.push_back(usage);
+    AppendSection(q, candidates, plan, packed, retrieved[q.section], built);
   }
-  built.user_prompt += fixed.kernel.second;
-  built.items.push_back(FixedItem(state, "kernel", fixed.kernel.second, fixed.kernel.first));
-  built.user_prompt += fixed.closing;
-  built.items.push_back(FixedItem(state, "ask", fixed.closing, Fidelity::kFull));
-  KOPE_RETURN_IF_ERROR(Finish(state, built));
+  KOPE_RETURN_IF_ERROR(EndContext(state, fixed, built));
   return built;
 }
 

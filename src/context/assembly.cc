@@ -76,4 +76,31 @@ Status Finish(const State& state, BuiltContext& built) {
   return Status::Ok();
 }
 
+BuiltContext StartContext(const State& state, const FixedParts& fixed, ContextMode mode,
+                          int candidates) {
+  BuiltContext built;
+  built.mode = mode;
+  built.candidates = candidates;
+  built.system_prompt = fixed.system;
+  built.items.push_back(FixedItem(state, "system", fixed.system, Fidelity::kFull));
+  built.items.push_back(FixedItem(state, "task", fixed.task, Fidelity::kFull));
+  built.user_prompt = fixed.task;
+  SectionUsage usage;
+  usage.section = Section::kTask;
+  usage.quota = fixed.tokens;
+  usage.tokens = fixed.tokens;
+  usage.items = 3;
+  usage.shortened = fixed.kernel.first == Fidelity::kFull ? 0 : 1;
+  built.sections.push_back(usage);
+  return built;
+}
+
+Status EndContext(const State& state, const FixedParts& fixed, BuiltContext& built) {
+  built.user_prompt += fixed.kernel.second;
+  built.items.push_back(FixedItem(state, "kernel", fixed.kernel.second, fixed.kernel.first));
+  built.user_prompt += fixed.closing;
+  built.items.push_back(FixedItem(state, "ask", fixed.closing, Fidelity::kFull));
+  return Finish(state, built);
+}
+
 }  // namespace kope::context::internal

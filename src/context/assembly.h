@@ -35,6 +35,14 @@ std::vector<int64_t> CollapseForms(Forms& forms, const TokenCounter& counter);
 // Fills the totals and the resolved state; Internal if the budget were exceeded (it cannot be).
 Status Finish(const State& state, BuiltContext& built);
 
+// A context in `mode` that starts with the fixed parts' system prompt and task: their items, the
+// task section's usage, and the task as the user prompt's beginning.
+BuiltContext StartContext(const State& state, const FixedParts& fixed, ContextMode mode,
+                          int candidates);
+
+// Ends the user prompt with the kernel to change and the ask (and their items), then Finish.
+Status EndContext(const State& state, const FixedParts& fixed, BuiltContext& built);
+
 Result<BuiltContext> BuildActive(memory::GraphStore& store, State& state);
 Result<BuiltContext> BuildPassive(memory::GraphStore& store, State& state);
 

@@ -4,23 +4,26 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "assembly.h"
 
 namespace kope::context::internal {
+namespace {
 
-Result<BuiltContext> BuildPassive(memory::GraphStore& store, State& state) {
-  KOPE_ASSIGN_OR_RETURN(FixedParts fixed, MakeFixedParts(state, 1.0));
-  const TokenCounter& counter = state.counter;
-  const int64_t budget = state.request->budget_tokens;
+using Turn = std::pair<memory::NodeId, std::string>;
 
-  // Every turn of the run but the node's own (its source is the kernel to change), oldest first.
+// Every turn of the run but the node's own (its source is the kernel to change), oldest first.
+Result<std::vector<Turn>> RunTurns(memory::GraphStore& store, const State& state) {
   std::vector<memory::AttemptView> views;
   if (state.run != 0) {
     KOPE_ASSIGN_OR_RETURN(views, store.RunAttempts(state.run));
   }
   const memory::NodeId node = state.node ? state.node->attempt.id : 0;
-  std::vector<std::pair<memory::NodeId, std::string>> turns;
+  std::vector<Turn> turns;
   for (const memory::AttemptView& v : views) {
     if (v.attempt.id == node) continue;
     std::string source;
@@ -29,68 +32,73 @@ Result<BuiltContext> BuildPassive(memory::GraphStore& store, State& state) {
     }
     turns.emplace_back(v.attempt.id, TurnText(v, source, state.language));
   }
+  return turns;
+}
 
-  // Newest first while they fit, after the heading and the note that says how many older
-  // turns were left out (its longest wording reserved); no history at all when not even those fit.
-  const std::string heading = SectionHeading(Section::kHistory);
-  auto note = [](size_t n) {
-    return fmt::format("({} earlier attempts are left out: the context window is full.)\n", n);
-  };
-  int64_t left = budget - fixed.tokens;
+std::string LeftOutNote(size_t n) {
+  return fmt::format("({} earlier attempts are left out: the context window is full.)\n", n);
+}
+
+// The first turn shown: newest first while they fit in `left` tokens, after the heading and the
+// note that says how many older turns were left out (its longest wording reserved). Nullopt (no
+// history at all) when not even those fit.
+std::optional<size_t> FirstShownTurn(const std::vector<Turn>& turns, const std::string& heading,
+                                     const TokenCounter& counter, int64_t left) {
+  if (turns.empty()) return std::nullopt;
+  const int64_t overhead = counter.Bound(heading) + counter.Bound(LeftOutNote(turns.size()));
+  if (overhead > left) return std::nullopt;
+  left -= overhead;
   size_t first = turns.size();
-  bool show_history = false;
-  if (!turns.empty()) {
-    const int64_t overhead = counter.Bound(heading) + counter.Bound(note(turns.size()));
-    if (overhead <= left) {
-      show_history = true;
-      left -= overhead;
-      while (first > 0 && counter.Bound(turns[first - 1].second) <= left) {
-        left -= counter.Bound(turns[first - 1].second);
-        --first;
-      }
-    }
+  while (first > 0 && counter.Bound(turns[first - 1].second) <= left) {
+    left -= counter.Bound(turns[first - 1].second);
+    --first;
   }
+  return first;
+}
 
-  BuiltContext built;
-  built.mode = ContextMode::kPassive;
-  built.candidates = static_cast<int>(turns.size());
-  built.system_prompt = fixed.system;
-  built.items.push_back(FixedItem(state, "system", fixed.system, Fidelity::kFull));
-  built.items.push_back(FixedItem(state, "task", fixed.task, Fidelity::kFull));
-  built.user_prompt = fixed.task;
-  built.sections.push_back({Section::kTask, fixed.tokens, fixed.tokens, 3,
-                            fixed.kernel.first == Fidelity::kFull ? 0 : 1, 0});
-  if (show_history) {
-    SectionUsage usage;
-    usage.section = Section::kHistory;
-    usage.quota = budget - fixed.tokens;
-    usage.tokens = counter.Bound(heading);
-    usage.dropped = static_cast<int>(first);
-    built.user_prompt += heading;
-    if (first > 0) {
-      const std::string text = note(first);
-      usage.tokens += counter.Bound(text);
-      built.user_prompt += text;
-    }
-    for (size_t i = first; i < turns.size(); ++i) {
-      ContextItem item;
-      item.section = Section::kHistory;
-      item.kind = "turn";
-      item.node = {memory::NodeKind::kAttempt, turns[i].first};
-      item.tokens = counter.Bound(turns[i].second);
-      item.text = turns[i].second;
-      usage.tokens += item.tokens;
-      ++usage.items;
-      built.user_prompt += item.text;
-      built.items.push_back(std::move(item));
-    }
-    built.sections.push_back(usage);
+// Appends the history section: its heading, the note on the turns left out, and the turns from
+// `first` on.
+void AppendHistory(const std::vector<Turn>& turns, size_t first, const std::string& heading,
+                   const TokenCounter& counter, int64_t quota, BuiltContext& built) {
+  SectionUsage usage;
+  usage.section = Section::kHistory;
+  usage.quota = quota;
+  usage.tokens = counter.Bound(heading);
+  usage.dropped = static_cast<int>(first);
+  built.user_prompt += heading;
+  if (first > 0) {
+    const std::string text = LeftOutNote(first);
+    usage.tokens += counter.Bound(text);
+    built.user_prompt += text;
   }
-  built.user_prompt += fixed.kernel.second;
-  built.items.push_back(FixedItem(state, "kernel", fixed.kernel.second, fixed.kernel.first));
-  built.user_prompt += fixed.closing;
-  built.items.push_back(FixedItem(state, "ask", fixed.closing, Fidelity::kFull));
-  KOPE_RETURN_IF_ERROR(Finish(state, built));
+  for (size_t i = first; i < turns.size(); ++i) {
+    ContextItem item;
+    item.section = Section::kHistory;
+    item.kind = "turn";
+    item.node = {memory::NodeKind::kAttempt, turns[i].first};
+    item.tokens = counter.Bound(turns[i].second);
+    item.text = turns[i].second;
+    usage.tokens += item.tokens;
+    ++usage.items;
+    built.user_prompt += item.text;
+    built.items.push_back(std::move(item));
+  }
+  built.sections.push_back(usage);
+}
+
+}  // namespace
+
+Result<BuiltContext> BuildPassive(memory::GraphStore& store, State& state) {
+  KOPE_ASSIGN_OR_RETURN(FixedParts fixed, MakeFixedParts(state, 1.0));
+  KOPE_ASSIGN_OR_RETURN(std::vector<Turn> turns, RunTurns(store, state));
+  const int64_t left = state.request->budget_tokens - fixed.tokens;
+  const std::string heading = SectionHeading(Section::kHistory);
+  const std::optional<size_t> first = FirstShownTurn(turns, heading, state.counter, left);
+
+  BuiltContext built =
+      StartContext(state, fixed, ContextMode::kPassive, static_cast<int>(turns.size()));
+  if (first) AppendHistory(turns, *first, heading, state.counter, left, built);
+  KOPE_RETURN_IF_ERROR(EndContext(state, fixed, built));
   return built;
 }
 

@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "backend/cpu/testing/cpu_test_backend.h"
+#include "kope/base/file.h"
 #include "kope/eval/evaluator.h"
 #include "testing/test_paths.h"
 
@@ -68,7 +69,8 @@ TEST_P(Adversarial, GetsItsVerdict) {
   options.timing.min_seconds = 0.02;
   options.timing.max_seconds = 0.3;
   Evaluator evaluator(*backend, options);
-  auto outcome = evaluator.Evaluate(*task, ReadTestFile(c.file), c.file.filename().string());
+  auto outcome =
+      evaluator.Evaluate(*task, ReadFileText(c.file).value_or(""), c.file.filename().string());
   ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
   EXPECT_EQ(VerdictName(outcome->verdict), c.expected) << FormatOutcome(*outcome);
   if (!c.flag.empty()) {

@@ -10,6 +10,7 @@
 
 #include "backend/cpu/testing/cpu_test_backend.h"
 #include "kernel_process.h"
+#include "kope/base/file.h"
 #include "kope/eval/evaluator.h"
 #include "runner_pool_impl.h"
 #include "testing/test_paths.h"
@@ -23,7 +24,7 @@ namespace fs = std::filesystem;
 // an earlier candidate left there, and to fail (rc 8) when it cannot leave one itself.
 std::string MarkerCandidate() {
   std::string source =
-      ReadTestFile(fs::path(kope::testing::SourceDir()) / "examples/gelu/baseline.cc");
+      ReadFileText(fs::path(kope::testing::SourceDir()) / "examples/gelu/baseline.cc").value_or("");
   const std::string entry = "extern \"C\" int kope_kernel(";
   const std::string marker = R"(
 #include <cstdio>
@@ -77,14 +78,15 @@ class RunnerPoolTest : public ::testing::Test {
 TEST_F(RunnerPoolTest, KeepsTheTaskRunnersForTheNextCandidateOfTheSameTask) {
   auto pool = std::make_shared<RunnerPool>();
   Evaluator evaluator(*backend_, Options(pool));
-  const std::string good = ReadTestFile(examples_ / "gelu/optimized.cc");
+  const std::string good = ReadFileText(examples_ / "gelu/optimized.cc").value_or("");
   Outcome first = MustEvaluate(evaluator, examples_ / "gelu", good, "optimized.cc");
   EXPECT_TRUE(first.valid()) << FormatOutcome(first);
   EXPECT_EQ(first.runners_reused, 0);
 
   // A candidate that crashes leaves the task's runner as it was.
-  Outcome crash = MustEvaluate(evaluator, examples_ / "gelu",
-                               ReadTestFile(adversarial_ / "segfault.cc"), "segfault.cc");
+  Outcome crash =
+      MustEvaluate(evaluator, examples_ / "gelu",
+                   ReadFileText(adversarial_ / "segfault.cc").value_or(""), "segfault.cc");
   EXPECT_EQ(VerdictName(crash.verdict), "crash") << FormatOutcome(crash);
   EXPECT_EQ(crash.runners_reused, 1);
 
@@ -101,17 +103,19 @@ TEST_F(RunnerPoolTest, KeepsTheTaskRunnersForTheNextCandidateOfTheSameTask) {
   EXPECT_EQ(strict.runners_reused, 0);
 
   // Another task's runners replace them; a wrong candidate is still caught with kept runners.
-  Outcome other = MustEvaluate(evaluator, examples_ / "row_sum",
-                               ReadTestFile(examples_ / "row_sum/optimized.cc"), "optimized.cc");
+  Outcome other =
+      MustEvaluate(evaluator, examples_ / "row_sum",
+                   ReadFileText(examples_ / "row_sum/optimized.cc").value_or(""), "optimized.cc");
   EXPECT_TRUE(other.valid()) << FormatOutcome(other);
   EXPECT_EQ(other.runners_reused, 0);
-  Outcome wrong = MustEvaluate(evaluator, examples_ / "gelu",
-                               ReadTestFile(adversarial_ / "unwritten_output.cc"), "unwritten.cc");
+  Outcome wrong =
+      MustEvaluate(evaluator, examples_ / "gelu",
+                   ReadFileText(adversarial_ / "unwritten_output.cc").value_or(""), "unwritten.cc");
   EXPECT_EQ(VerdictName(wrong.verdict), "incorrect") << FormatOutcome(wrong);
   EXPECT_EQ(wrong.runners_reused, 0);
   Outcome wrong_again =
-      MustEvaluate(evaluator, examples_ / "gelu", ReadTestFile(adversarial_ / "constant_output.cc"),
-                   "constant.cc");
+      MustEvaluate(evaluator, examples_ / "gelu",
+                   ReadFileText(adversarial_ / "constant_output.cc").value_or(""), "constant.cc");
   EXPECT_EQ(VerdictName(wrong_again.verdict), "incorrect") << FormatOutcome(wrong_again);
   EXPECT_EQ(wrong_again.runners_reused, 1);
 }
@@ -120,8 +124,9 @@ TEST_F(RunnerPoolTest, AnotherTasksKeptRunnersEndBeforeTheNewTaskRuns) {
   auto pool = std::make_shared<RunnerPool>();
   EvalOptions options = Options(pool);
   Evaluator evaluator(*backend_, options);
-  Outcome first = MustEvaluate(evaluator, examples_ / "gelu",
-                               ReadTestFile(examples_ / "gelu/optimized.cc"), "optimized.cc");
+  Outcome first =
+      MustEvaluate(evaluator, examples_ / "gelu",
+                   ReadFileText(examples_ / "gelu/optimized.cc").value_or(""), "optimized.cc");
   EXPECT_TRUE(first.valid()) << FormatOutcome(first);
   ASSERT_GE(pool->impl().kept(), 1u);
   // While the next task is verified, the last task's runners no longer hold their memory.
@@ -133,8 +138,9 @@ TEST_F(RunnerPoolTest, AnotherTasksKeptRunnersEndBeforeTheNewTaskRuns) {
     most_kept = std::max(most_kept, pool->impl().kept());
   };
   Evaluator next_task(*backend_, options);
-  Outcome other = MustEvaluate(next_task, examples_ / "row_sum",
-                               ReadTestFile(examples_ / "row_sum/optimized.cc"), "optimized.cc");
+  Outcome other =
+      MustEvaluate(next_task, examples_ / "row_sum",
+                   ReadFileText(examples_ / "row_sum/optimized.cc").value_or(""), "optimized.cc");
   EXPECT_TRUE(other.valid()) << FormatOutcome(other);
   EXPECT_GT(steps, 0);
   EXPECT_EQ(most_kept, 0u);
@@ -163,8 +169,8 @@ TEST_F(RunnerPoolTest, EveryCandidateGetsARunnerAndFolderNoKernelUsed) {
 }
 
 TEST_F(RunnerPoolTest, SparesForTheNextTaskStartEveryRunnerOfANewTaskAhead) {
-  const std::string gelu = ReadTestFile(examples_ / "gelu/optimized.cc");
-  const std::string row_sum = ReadTestFile(examples_ / "row_sum/optimized.cc");
+  const std::string gelu = ReadFileText(examples_ / "gelu/optimized.cc").value_or("");
+  const std::string row_sum = ReadFileText(examples_ / "row_sum/optimized.cc").value_or("");
   for (bool next_task : {false, true}) {
     RunnerPoolOptions options;
     options.spares = true;

@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <random>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "test_graph.h"
 
@@ -15,94 +18,112 @@ using testing::MakeTask;
 using testing::TempDir;
 using testing::ValueOrDie;
 
-TEST(BestAttemptsTest, MergedRankingsMatchARankingOfAllOutcomes) {
-  TempDir dir;
-  std::unique_ptr<GraphStore> store = testing::OpenOrDie(dir / "experience.db");
-  struct Row {
-    NodeId outcome, attempt, hardware;
-    std::string family;
-    double speedup;
-    bool rankable;
-  };
+const std::vector<std::string> kFamilies = {"softmax", "matmul", "layernorm"};
+
+// An outcome as written, and whether BestAttempts may rank it (valid and not flagged).
+struct Row {
+  NodeId outcome, attempt, hardware;
+  std::string family;
+  double speedup;
+  bool rankable;
+};
+
+struct RandomGraph {
   std::vector<Row> rows;
   std::vector<NodeId> hardware;
-  const std::vector<std::string> families = {"softmax", "matmul", "layernorm"};
+};
+
+// One to three outcomes on each of 12 attempts of each of 6 tasks (two per family) on each of 3
+// hardware: valid ones with speedups on a coarse grid (so that ties occur), flagged and
+// incorrect ones.
+Status WriteRandomGraph(GraphWriter& w, RandomGraph& graph) {
   std::mt19937 rng(5);
-  KOPE_ASSERT_OK(store->Write([&](GraphWriter& w) -> Status {
-    for (int h = 0; h < 3; ++h) {
-      KOPE_ASSIGN_OR_RETURN(NodeId id,
-                            w.PutHardware(MakeHardware("cuda", "GPU " + std::to_string(h),
-                                                       "sm_9" + std::to_string(h))));
-      hardware.push_back(id);
-    }
-    for (int t = 0; t < 6; ++t) {
-      const std::string& family = families[static_cast<size_t>(t) % families.size()];
-      KOPE_ASSIGN_OR_RETURN(NodeId task,
-                            w.PutTask(MakeTask("task_" + std::to_string(t), family, 1e5, "")));
-      for (NodeId hw : hardware) {
-        RunNode r;
-        r.task_id = task;
-        r.hardware_id = hw;
-        KOPE_ASSIGN_OR_RETURN(NodeId run, w.PutRun(r));
-        for (int i = 0; i < 12; ++i) {
-          AttemptNode a;
-          a.run_id = run;
-          a.decision = "attempt " + std::to_string(i);
-          KOPE_ASSIGN_OR_RETURN(NodeId attempt,
-                                w.PutAttempt(a, KernelSource(4, i % 4, a.decision)));
-          for (int k = 0; k < 1 + static_cast<int>(rng() % 3); ++k) {
-            const int kind = static_cast<int>(rng() % 10);
-            // Speedups on a coarse grid, so that ties occur.
-            OutcomeNode o = testing::Valid(0.5 + static_cast<double>(rng() % 8) / 4.0);
-            if (kind == 0) o.flagged = true;
-            if (kind == 1) o = testing::Failed("incorrect", "");
-            o.attempt_id = attempt;
-            o.evidence_json = "{\"k\":" + std::to_string(k) + "}";
-            KOPE_ASSIGN_OR_RETURN(NodeId outcome, w.PutOutcome(o));
-            rows.push_back({outcome, attempt, hw, family, o.speedup.value_or(0), kind > 1});
-          }
+  for (int h = 0; h < 3; ++h) {
+    KOPE_ASSIGN_OR_RETURN(NodeId id, w.PutHardware(MakeHardware("cuda", "GPU " + std::to_string(h),
+                                                                "sm_9" + std::to_string(h))));
+    graph.hardware.push_back(id);
+  }
+  for (int t = 0; t < 6; ++t) {
+    const std::string& family = kFamilies[static_cast<size_t>(t) % kFamilies.size()];
+    KOPE_ASSIGN_OR_RETURN(NodeId task,
+                          w.PutTask(MakeTask("task_" + std::to_string(t), family, 1e5, "")));
+    for (NodeId hw : graph.hardware) {
+      RunNode r;
+      r.task_id = task;
+      r.hardware_id = hw;
+      KOPE_ASSIGN_OR_RETURN(NodeId run, w.PutRun(r));
+      for (int i = 0; i < 12; ++i) {
+        AttemptNode a;
+        a.run_id = run;
+        a.decision = "attempt " + std::to_string(i);
+        KOPE_ASSIGN_OR_RETURN(NodeId attempt, w.PutAttempt(a, KernelSource(4, i % 4, a.decision)));
+        for (int k = 0; k < 1 + static_cast<int>(rng() % 3); ++k) {
+          const int kind = static_cast<int>(rng() % 10);
+          OutcomeNode o = testing::Valid(0.5 + static_cast<double>(rng() % 8) / 4.0);
+          if (kind == 0) o.flagged = true;
+          if (kind == 1) o = testing::Failed("incorrect", "");
+          o.attempt_id = attempt;
+          o.evidence_json = "{\"k\":" + std::to_string(k) + "}";
+          KOPE_ASSIGN_OR_RETURN(NodeId outcome, w.PutOutcome(o));
+          graph.rows.push_back({outcome, attempt, hw, family, o.speedup.value_or(0), kind > 1});
         }
       }
     }
-    return Status::Ok();
-  }));
-  auto expected = [&](const std::string& family, NodeId hw, int limit) {
-    std::vector<Row> ranked;
-    for (const Row& r : rows) {
-      if (r.rankable && (family.empty() || r.family == family) && (hw == 0 || r.hardware == hw)) {
-        ranked.push_back(r);
-      }
+  }
+  return Status::Ok();
+}
+
+using Ranking = std::vector<std::pair<NodeId, NodeId>>;  // attempt, outcome
+
+// The best `limit` attempts of the family ("" any) on the hardware (0 any) by one ranking of all
+// their rankable outcomes: best speedup first, then the older outcome; each attempt once.
+Ranking ExpectedRanking(const std::vector<Row>& rows, const std::string& family, NodeId hw,
+                        int limit) {
+  std::vector<Row> ranked;
+  for (const Row& r : rows) {
+    if (r.rankable && (family.empty() || r.family == family) && (hw == 0 || r.hardware == hw)) {
+      ranked.push_back(r);
     }
-    std::sort(ranked.begin(), ranked.end(), [](const Row& a, const Row& b) {
-      if (a.speedup != b.speedup) return a.speedup > b.speedup;
-      return a.outcome < b.outcome;
-    });
-    std::vector<std::pair<NodeId, NodeId>> out;  // attempt, outcome
-    for (const Row& r : ranked) {
-      if (static_cast<int>(out.size()) == limit) break;
-      if (std::none_of(out.begin(), out.end(),
-                       [&](const auto& p) { return p.first == r.attempt; })) {
-        out.emplace_back(r.attempt, r.outcome);
-      }
+  }
+  std::sort(ranked.begin(), ranked.end(), [](const Row& a, const Row& b) {
+    if (a.speedup != b.speedup) return a.speedup > b.speedup;
+    return a.outcome < b.outcome;
+  });
+  Ranking out;
+  for (const Row& r : ranked) {
+    if (static_cast<int>(out.size()) == limit) break;
+    if (std::none_of(out.begin(), out.end(), [&](const auto& p) { return p.first == r.attempt; })) {
+      out.emplace_back(r.attempt, r.outcome);
     }
-    return out;
-  };
-  auto actual = [&](const std::string& family, NodeId hw, int limit) {
-    std::vector<std::pair<NodeId, NodeId>> out;
-    for (const AttemptView& v :
-         ValueOrDie(store->BestAttempts(testing::Best(0, family, hw, limit)))) {
-      EXPECT_EQ(v.outcome->attempt_id, v.attempt.id);
-      out.emplace_back(v.attempt.id, v.outcome->id);
-    }
-    return out;
-  };
+  }
+  return out;
+}
+
+Ranking ActualRanking(GraphStore& store, const std::string& family, NodeId hw, int limit) {
+  Ranking out;
+  for (const AttemptView& v : ValueOrDie(store.BestAttempts(testing::Best(0, family, hw, limit)))) {
+    EXPECT_EQ(v.outcome->attempt_id, v.attempt.id);
+    out.emplace_back(v.attempt.id, v.outcome->id);
+  }
+  return out;
+}
+
+TEST(BestAttemptsTest, MergedRankingsMatchARankingOfAllOutcomes) {
+  TempDir dir;
+  std::unique_ptr<GraphStore> store = testing::OpenOrDie(dir / "experience.db");
+  RandomGraph graph;
+  KOPE_ASSERT_OK(store->Write([&](GraphWriter& w) { return WriteRandomGraph(w, graph); }));
+  const std::vector<Row>& rows = graph.rows;
   for (int limit : {0, 1, 5, 10, 40, 1000}) {
-    for (const std::string& family : families) {
-      EXPECT_EQ(actual(family, 0, limit), expected(family, 0, limit)) << family << " " << limit;
-      EXPECT_EQ(actual(family, hardware[1], limit), expected(family, hardware[1], limit));
+    for (const std::string& family : kFamilies) {
+      EXPECT_EQ(ActualRanking(*store, family, 0, limit), ExpectedRanking(rows, family, 0, limit))
+          << family << " " << limit;
+      const NodeId hw = graph.hardware[1];
+      EXPECT_EQ(ActualRanking(*store, family, hw, limit), ExpectedRanking(rows, family, hw, limit));
     }
-    for (NodeId hw : hardware) {
-      EXPECT_EQ(actual("", hw, limit), expected("", hw, limit)) << hw << " " << limit;
+    for (NodeId hw : graph.hardware) {
+      EXPECT_EQ(ActualRanking(*store, "", hw, limit), ExpectedRanking(rows, "", hw, limit))
+          << hw << " " << limit;
     }
   }
   EXPECT_TRUE(ValueOrDie(store->BestAttempts(testing::Best(0, "conv", 0))).empty());

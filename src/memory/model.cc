@@ -8,7 +8,6 @@
 #include <string>
 
 #include "kope/base/hash.h"
-#include "kope/memory/graph_store.h"
 
 namespace kope::memory {
 namespace {
@@ -80,20 +79,6 @@ Result<NodeRef> ParseNodeRef(std::string_view text) {
   }
   KOPE_ASSIGN_OR_RETURN(NodeId id, ParseId(text, text));
   return NodeRef{NodeKind::kAttempt, id};
-}
-
-std::string_view SearchKindName(SearchKind kind) {
-  switch (kind) {
-    case SearchKind::kAttempt:
-      return "attempt";
-    case SearchKind::kInsight:
-      return "insight";
-    case SearchKind::kError:
-      return "error";
-    case SearchKind::kTask:
-      return "task";
-  }
-  return "attempt";
 }
 
 bool IsKnownVerdict(std::string_view verdict) {

@@ -27,6 +27,7 @@
 #if KOPE_TEST_CUDA
 #include "kope/backend/cuda/cuda_backend.h"
 #endif
+#include "kope/base/file.h"
 #include "kope/eval/evaluator.h"
 #include "kope/eval/runner_pool.h"
 #include "testing/test_paths.h"
@@ -78,7 +79,7 @@ Result<Task> ImportedTask(const std::string& problem, const std::string& ops) {
   const fs::path dir = ScratchDir() / key;
   fs::create_directories(dir);
   fs::copy(base, dir, fs::copy_options::recursive | fs::copy_options::overwrite_existing);
-  std::string toml = ReadTestFile(base / "task.toml");
+  std::string toml = ReadFileText(base / "task.toml").value_or("");
   const std::string line = "ops = \"allow\"";
   const size_t at = toml.find(line);
   if (at == std::string::npos) {
@@ -120,8 +121,8 @@ void ExpectCommon(const Task& task, const std::string& problem,
   EXPECT_FALSE(task.torch->forbid_torch_ops);
   ASSERT_EQ(task.baselines.count("torch"), 1u);
   EXPECT_EQ(task.baselines.at("torch").language, "torch");
-  EXPECT_EQ(ReadTestFile(task.baselines.at("torch").path),
-            ReadTestFile(TestData() / "problems" / (problem + ".py")));
+  EXPECT_EQ(ReadFileText(task.baselines.at("torch").path).value_or(""),
+            ReadFileText(TestData() / "problems" / (problem + ".py")).value_or(""));
   ASSERT_FALSE(task.checks.empty());
   bool has_one = false;
   for (const SizeSet& set : AllSizeSets(task)) {
@@ -317,8 +318,8 @@ void ExpectVerdict(const Case& c, Backend& backend) {
   std::string trail;  // the evaluation's progress, shown when the verdict is not the expected one
   options.progress = [&trail](std::string_view line) { trail.append(line).append("\n"); };
   Evaluator evaluator(backend, options);
-  Result<Outcome> outcome =
-      evaluator.Evaluate(*task, ReadTestFile(c.candidate), c.candidate.filename().string());
+  Result<Outcome> outcome = evaluator.Evaluate(*task, ReadFileText(c.candidate).value_or(""),
+                                               c.candidate.filename().string());
   ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
   std::printf("%s: %s: %s\n", c.name.c_str(), std::string(VerdictName(outcome->verdict)).c_str(),
               outcome->message.c_str());
@@ -465,7 +466,8 @@ TEST_F(TorchBridgeCase, CandidatesThroughOnePoolKeepTheirVerdicts) {
                                                           {"scaled_relu_new.py", "valid"}};
   int evaluation = 0;
   for (const auto& [candidate, expected] : sequence) {
-    Result<Outcome> o = evaluator.Evaluate(*task, ReadTestFile(dir / candidate), candidate);
+    Result<Outcome> o =
+        evaluator.Evaluate(*task, ReadFileText(dir / candidate).value_or(""), candidate);
     ASSERT_TRUE(o.ok()) << o.status().ToString();
     EXPECT_EQ(VerdictName(o->verdict), expected) << candidate << "\n" << FormatOutcome(*o);
     if (evaluation++ > 0) {

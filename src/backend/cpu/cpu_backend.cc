@@ -1,11 +1,8 @@
 #include "kope/backend/cpu/cpu_backend.h"
 
-#include <unistd.h>
-
 #include <cstdlib>
 #include <fstream>
 #include <mutex>
-#include <random>
 #include <sstream>
 
 #include "../compile_support.h"
@@ -54,15 +51,7 @@ class CpuBackend final : public Backend {
       out.cache_hit = true;
       return out;
     }
-    fs::create_directories(dir, ec);
-    if (ec)
-      return Status::IoError("cannot create compile cache " + dir.string() + ": " + ec.message());
-
-    // A private work folder, so that concurrent compiles of the same source never collide.
-    fs::path work = dir / ("tmp-" + out.cache_key + "-" + std::to_string(getpid()) + "-" +
-                           std::to_string(std::random_device{}()));
-    fs::create_directories(work, ec);
-    if (ec) return Status::IoError("cannot create " + work.string() + ": " + ec.message());
+    KOPE_ASSIGN_OR_RETURN(const fs::path work, CreateCompileWorkDir(dir, out.cache_key));
     std::string file = SafeSourceFileName(display_name, {".cc", ".cpp"});
     {
       std::ofstream src(work / file, std::ios::binary);

@@ -7,7 +7,6 @@
 #include <fstream>
 #include <mutex>
 #include <nlohmann/json.hpp>
-#include <random>
 #include <sstream>
 
 #include "../compile_support.h"
@@ -63,95 +62,13 @@ class CudaBackend final : public Backend {
     CompiledKernel out;
     out.cache_key = ContentHash({source, joined, nvcc_version_, abi_header_, arch_});
     const fs::path dir = options_.cache_dir / "cuda";
-    const fs::path artifact = dir / (out.cache_key + ".so");
-    const fs::path report = dir / (out.cache_key + ".json");
+    const CacheEntry entry{dir / (out.cache_key + ".so"), dir / (out.cache_key + ".json")};
+    if (FromCache(entry, out)) return out;
+    KOPE_ASSIGN_OR_RETURN(const fs::path work, CreateCompileWorkDir(dir, out.cache_key));
+    Status built = Build(source, file, std::move(argv), work, entry, out);
     std::error_code ec;
-    if (fs::exists(artifact, ec)) {
-      out.artifact = artifact;
-      out.cache_hit = true;
-      if (Result<std::string> text = ReadFileText(report); text.ok()) {
-        nlohmann::json j = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
-        if (j.is_object() && j.contains("resources"))
-          out.resources = KernelResourcesFromJson(j["resources"].dump());
-      }
-      return out;
-    }
-    fs::create_directories(dir, ec);
-    if (ec) {
-      return Status::IoError("cannot create compile cache " + dir.string() + ": " + ec.message());
-    }
-    const fs::path work = dir / ("tmp-" + out.cache_key + "-" + std::to_string(getpid()) + "-" +
-                                 std::to_string(std::random_device{}()));
-    fs::create_directories(work, ec);
-    if (ec) return Status::IoError("cannot create " + work.string() + ": " + ec.message());
-    {
-      // The source is written under the candidate's own name so that diagnostics name it;
-      // nvcc is given that name.
-      std::ofstream src(work / file, std::ios::binary);
-      src.write(source.data(), static_cast<std::streamsize>(source.size()));
-      if (!src) return Status::IoError("cannot write the source in " + work.string());
-    }
-    for (std::string& arg : argv) {
-      if (arg == "kernel.cu") arg = file;
-    }
-    // nvcc reads untrusted source: inside bubblewrap it sees the system, the toolkit, the
-    // ABI header and its work folder only, with no network.
-    if (BubblewrapAvailable()) {
-      SandboxOptions sandbox;
-      sandbox.scratch_dir = work;
-      sandbox.read_only = {options_.include_dir};
-      // nvcc by its real path (/usr/local/cuda is often a link through /etc/alternatives),
-      // with its toolkit shown where it is not under /usr.
-      std::error_code canon_ec;
-      const fs::path real = fs::canonical(nvcc_, canon_ec);
-      if (!canon_ec) argv[0] = real.string();
-      const fs::path root = ToolkitRoot(nvcc_);
-      if (!root.empty() && root.string().rfind("/usr/", 0) != 0) sandbox.read_only.push_back(root);
-      if (fs::exists("/etc/alternatives", canon_ec))
-        sandbox.read_only.push_back("/etc/alternatives");
-      sandbox.limits.writable_bytes = 1ull << 30;  // nvcc's temporaries go to /tmp
-      Result<std::vector<std::string>> wrapped = BubblewrapCommand(sandbox, argv);
-      if (wrapped.ok()) argv = std::move(wrapped).value();
-    }
-    ProcessOptions popts;
-    popts.timeout_seconds = options_.compile_timeout_seconds;
-    popts.working_dir = work;
-    popts.extra_env = {"LC_ALL=C"};
-    Result<ProcessResult> run = RunProcess(argv, popts);
-    if (!run.ok()) {
-      fs::remove_all(work, ec);
-      return run.status().WithContext("running " + nvcc_);
-    }
-    out.seconds = run->seconds;
-    out.log = TrimCompilerLog(run->output);
-    out.resources = ParsePtxasReport(run->output);
-    if (run->timed_out) {
-      out.diagnostics.push_back({file, 0, 0, "error",
-                                 "nvcc did not finish within " +
-                                     std::to_string(options_.compile_timeout_seconds) + " s"});
-    } else if (!run->ok()) {
-      out.diagnostics = ParseNvccOutput(run->output);
-      if (out.diagnostics.empty()) {
-        out.diagnostics.push_back({file, 0, 0, "error", "nvcc failed: " + out.log});
-      }
-    } else {
-      {
-        std::ofstream r(work / "report.json");
-        const nlohmann::json resources =
-            nlohmann::json::parse(KernelResourcesToJson(out.resources));
-        r << nlohmann::json{{"resources", resources}}.dump(1) << "\n";
-      }
-      // The report first: an artifact in the cache always has its report beside it.
-      fs::rename(work / "report.json", report, ec);
-      if (!ec) fs::rename(work / "kernel.so", artifact, ec);
-      if (ec) {
-        fs::remove_all(work, ec);
-        return Status::IoError("cannot store " + artifact.string() + ": " + ec.message());
-      }
-      out.artifact = artifact;
-      out.diagnostics = ParseNvccOutput(run->output);  // warnings, if any
-    }
     fs::remove_all(work, ec);
+    if (!built.ok()) return built;
     return out;
   }
 
@@ -179,6 +96,104 @@ class CudaBackend final : public Backend {
   }
 
  private:
+  // A compiled kernel in the cache and its resource report beside it.
+  struct CacheEntry {
+    fs::path artifact;
+    fs::path report;
+  };
+
+  // Fills `out` from the cache; false when the kernel is not there.
+  static bool FromCache(const CacheEntry& entry, CompiledKernel& out) {
+    std::error_code ec;
+    if (!fs::exists(entry.artifact, ec)) return false;
+    out.artifact = entry.artifact;
+    out.cache_hit = true;
+    if (Result<std::string> text = ReadFileText(entry.report); text.ok()) {
+      nlohmann::json j = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+      if (j.is_object() && j.contains("resources"))
+        out.resources = KernelResourcesFromJson(j["resources"].dump());
+    }
+    return true;
+  }
+
+  // nvcc reads untrusted source: inside bubblewrap it sees the system, the toolkit, the ABI
+  // header and its work folder only, with no network. `argv` as it is where bubblewrap is not.
+  std::vector<std::string> Sandboxed(std::vector<std::string> argv, const fs::path& work) const {
+    if (!BubblewrapAvailable()) return argv;
+    SandboxOptions sandbox;
+    sandbox.scratch_dir = work;
+    sandbox.read_only = {options_.include_dir};
+    // nvcc by its real path (/usr/local/cuda is often a link through /etc/alternatives), with
+    // its toolkit shown where it is not under /usr.
+    std::error_code ec;
+    const fs::path real = fs::canonical(nvcc_, ec);
+    if (!ec) argv[0] = real.string();
+    const fs::path root = ToolkitRoot(nvcc_);
+    if (!root.empty() && root.string().rfind("/usr/", 0) != 0) sandbox.read_only.push_back(root);
+    if (fs::exists("/etc/alternatives", ec)) sandbox.read_only.push_back("/etc/alternatives");
+    sandbox.limits.writable_bytes = 1ull << 30;  // nvcc's temporaries go to /tmp
+    Result<std::vector<std::string>> wrapped = BubblewrapCommand(sandbox, argv);
+    return wrapped.ok() ? std::move(wrapped).value() : argv;
+  }
+
+  // Runs nvcc on `source` in `work` and fills `out`: the log, resources and diagnostics, and the
+  // artifact stored in the cache when it built. A kernel that does not build is no error.
+  Status Build(std::string_view source, const std::string& file, std::vector<std::string> argv,
+               const fs::path& work, const CacheEntry& entry, CompiledKernel& out) const {
+    {
+      // The source is written under the candidate's own name so that diagnostics name it;
+      // nvcc is given that name.
+      std::ofstream src(work / file, std::ios::binary);
+      src.write(source.data(), static_cast<std::streamsize>(source.size()));
+      if (!src) return Status::IoError("cannot write the source in " + work.string());
+    }
+    for (std::string& arg : argv) {
+      if (arg == "kernel.cu") arg = file;
+    }
+    ProcessOptions popts;
+    popts.timeout_seconds = options_.compile_timeout_seconds;
+    popts.working_dir = work;
+    popts.extra_env = {"LC_ALL=C"};
+    Result<ProcessResult> run = RunProcess(Sandboxed(std::move(argv), work), popts);
+    if (!run.ok()) return run.status().WithContext("running " + nvcc_);
+    out.seconds = run->seconds;
+    out.log = TrimCompilerLog(run->output);
+    out.resources = ParsePtxasReport(run->output);
+    if (run->timed_out) {
+      out.diagnostics.push_back({file, 0, 0, "error",
+                                 "nvcc did not finish within " +
+                                     std::to_string(options_.compile_timeout_seconds) + " s"});
+      return Status::Ok();
+    }
+    out.diagnostics = ParseNvccOutput(run->output);  // errors, or warnings if it built
+    if (!run->ok()) {
+      if (out.diagnostics.empty()) {
+        out.diagnostics.push_back({file, 0, 0, "error", "nvcc failed: " + out.log});
+      }
+      return Status::Ok();
+    }
+    KOPE_RETURN_IF_ERROR(Store(work, entry, out.resources));
+    out.artifact = entry.artifact;
+    return Status::Ok();
+  }
+
+  // Moves the built kernel and its resource report into the cache, the report first: an
+  // artifact in the cache always has its report beside it.
+  static Status Store(const fs::path& work, const CacheEntry& entry,
+                      const std::vector<KernelResources>& resources) {
+    {
+      std::ofstream r(work / "report.json");
+      r << nlohmann::json{{"resources", nlohmann::json::parse(KernelResourcesToJson(resources))}}
+               .dump(1)
+        << "\n";
+    }
+    std::error_code ec;
+    fs::rename(work / "report.json", entry.report, ec);
+    if (!ec) fs::rename(work / "kernel.so", entry.artifact, ec);
+    if (ec) return Status::IoError("cannot store " + entry.artifact.string() + ": " + ec.message());
+    return Status::Ok();
+  }
+
   cuda_internal::ToolContext Tools() const {
     cuda_internal::ToolContext t;
     t.options = options_;

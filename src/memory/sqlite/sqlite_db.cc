@@ -118,6 +118,15 @@ Status Query::Run(std::source_location where) {
   }
 }
 
+Result<std::vector<int64_t>> ReadIds(Query& query) {
+  std::vector<int64_t> ids;
+  while (true) {
+    KOPE_ASSIGN_OR_RETURN(bool row, query.Step());
+    if (!row) return ids;
+    ids.push_back(query.Int(0));
+  }
+}
+
 std::optional<double> Query::OptionalDouble(int column) const {
   if (IsNull(column)) return std::nullopt;
   return Double(column);

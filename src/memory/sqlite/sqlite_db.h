@@ -18,6 +18,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "kope/base/status.h"
 
@@ -79,6 +80,10 @@ class Query {
   Status bind_status_;
   void Note(int rc, std::string_view call);
 };
+
+// Steps `query` to completion and returns the integer in the first column of each row (ids), in
+// the rows' order; the step's error as it is.
+Result<std::vector<int64_t>> ReadIds(Query& query);
 
 class Db {
  public:

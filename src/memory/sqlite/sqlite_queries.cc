@@ -41,61 +41,40 @@ Result<std::vector<AttemptView>> SqliteStore::ViewsOf(const std::vector<NodeId>&
   return views;
 }
 
-Result<std::vector<NodeId>> SqliteStore::Ids(Query& query) {
+Result<std::vector<AttemptView>> SqliteStore::SelectViews(std::string_view sql, NodeId id) {
+  ReadSnapshot snapshot(*db_);
+  KOPE_RETURN_IF_ERROR(snapshot.status());
   std::vector<NodeId> ids;
-  while (true) {
-    KOPE_ASSIGN_OR_RETURN(bool row, query.Step());
-    if (!row) return ids;
-    ids.push_back(query.Int(0));
+  {
+    KOPE_ASSIGN_OR_RETURN(Query q, db_->Prepare(sql));
+    q.Bind(1, id);
+    KOPE_ASSIGN_OR_RETURN(ids, ReadIds(q));
   }
+  return ViewsOf(ids);
 }
 
 Result<std::vector<AttemptView>> SqliteStore::Lineage(NodeId attempt) {
   std::lock_guard lock(mu_);
-  ReadSnapshot snapshot(*db_);
-  KOPE_RETURN_IF_ERROR(snapshot.status());
-  std::vector<NodeId> ids;
-  {
-    KOPE_ASSIGN_OR_RETURN(Query q,
-                          db_->Prepare("WITH RECURSIVE chain(id, parent, depth) AS ("
-                                       " SELECT id, parent_id, 0 FROM attempts WHERE id = ?"
-                                       " UNION ALL SELECT a.id, a.parent_id, c.depth + 1"
-                                       " FROM attempts a JOIN chain c ON a.id = c.parent"
-                                       " WHERE c.depth < 1000000)"
-                                       " SELECT id FROM chain ORDER BY depth DESC"));
-    q.Bind(1, attempt);
-    KOPE_ASSIGN_OR_RETURN(ids, Ids(q));
-  }
-  if (ids.empty()) return Status::NotFound("no " + FormatNodeRef({NodeKind::kAttempt, attempt}));
-  return ViewsOf(ids);
+  KOPE_ASSIGN_OR_RETURN(std::vector<AttemptView> views,
+                        SelectViews("WITH RECURSIVE chain(id, parent, depth) AS ("
+                                    " SELECT id, parent_id, 0 FROM attempts WHERE id = ?"
+                                    " UNION ALL SELECT a.id, a.parent_id, c.depth + 1"
+                                    " FROM attempts a JOIN chain c ON a.id = c.parent"
+                                    " WHERE c.depth < 1000000)"
+                                    " SELECT id FROM chain ORDER BY depth DESC",
+                                    attempt));
+  if (views.empty()) return Status::NotFound("no " + FormatNodeRef({NodeKind::kAttempt, attempt}));
+  return views;
 }
 
 Result<std::vector<AttemptView>> SqliteStore::Children(NodeId attempt) {
   std::lock_guard lock(mu_);
-  ReadSnapshot snapshot(*db_);
-  KOPE_RETURN_IF_ERROR(snapshot.status());
-  std::vector<NodeId> ids;
-  {
-    KOPE_ASSIGN_OR_RETURN(Query q,
-                          db_->Prepare("SELECT id FROM attempts WHERE parent_id = ? ORDER BY id"));
-    q.Bind(1, attempt);
-    KOPE_ASSIGN_OR_RETURN(ids, Ids(q));
-  }
-  return ViewsOf(ids);
+  return SelectViews("SELECT id FROM attempts WHERE parent_id = ? ORDER BY id", attempt);
 }
 
 Result<std::vector<AttemptView>> SqliteStore::RunAttempts(NodeId run) {
   std::lock_guard lock(mu_);
-  ReadSnapshot snapshot(*db_);
-  KOPE_RETURN_IF_ERROR(snapshot.status());
-  std::vector<NodeId> ids;
-  {
-    KOPE_ASSIGN_OR_RETURN(Query q,
-                          db_->Prepare("SELECT id FROM attempts WHERE run_id = ? ORDER BY id"));
-    q.Bind(1, run);
-    KOPE_ASSIGN_OR_RETURN(ids, Ids(q));
-  }
-  return ViewsOf(ids);
+  return SelectViews("SELECT id FROM attempts WHERE run_id = ? ORDER BY id", run);
 }
 
 Result<std::vector<OutcomeNode>> SqliteStore::Outcomes(NodeId attempt) {
@@ -126,7 +105,7 @@ Result<std::vector<AttemptView>> SqliteStore::AttemptsWithSource(NodeId task_id,
                               "sources WHERE hash = ?) AND a.task_id = ? AND a.hardware_id = ? "
                               "ORDER BY a.id"));
     q.BindBlob(1, KeyToBlob(source_hash)).Bind(2, task_id).Bind(3, hardware_id);
-    KOPE_ASSIGN_OR_RETURN(ids, Ids(q));
+    KOPE_ASSIGN_OR_RETURN(ids, ReadIds(q));
   }
   return ViewsOf(ids);
 }
@@ -190,11 +169,8 @@ Result<std::vector<std::pair<NodeId, std::string>>> RankingLists(Db& db, const B
     lists.emplace_back(query.hardware_id, query.op_family);
   } else if (!query.op_family.empty()) {
     KOPE_ASSIGN_OR_RETURN(Query q, db.Prepare("SELECT id FROM hardware ORDER BY id"));
-    while (true) {
-      KOPE_ASSIGN_OR_RETURN(bool row, q.Step());
-      if (!row) break;
-      lists.emplace_back(q.Int(0), query.op_family);
-    }
+    KOPE_ASSIGN_OR_RETURN(std::vector<NodeId> hardware, ReadIds(q));
+    for (NodeId id : hardware) lists.emplace_back(id, query.op_family);
   } else {
     // Outcomes carry their task's family, so the tasks' families are all the lists there are.
     KOPE_ASSIGN_OR_RETURN(Query q,

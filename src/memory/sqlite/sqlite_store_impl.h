@@ -111,7 +111,8 @@ class SqliteStore final : public GraphStore {
   Result<AttemptNode> LoadAttempt(NodeId id);
   Result<std::optional<OutcomeNode>> LatestOutcome(NodeId attempt);
   Result<std::vector<AttemptView>> ViewsOf(const std::vector<NodeId>& attempt_ids);
-  Result<std::vector<NodeId>> Ids(Query& query);
+  // The attempts whose ids `sql` selects (its one parameter bound to `id`), in one snapshot.
+  Result<std::vector<AttemptView>> SelectViews(std::string_view sql, NodeId id);
   // The facts are the caches' own: a run's stay valid until ForgetCaches, an attempt's until the
   // next Remember (which may evict it).
   Result<const RunFacts*> FactsOfRun(NodeId run);

@@ -1,5 +1,5 @@
-// Test support: the CPU backend the tests of several components evaluate with, and the files
-// they read. Header only; for test binaries (kope_add_test links testing/test_paths.h), which
+// Test support: the CPU backend the tests of several components evaluate with, and the runner
+// they start. Header only; for test binaries (kope_add_test links testing/test_paths.h), which
 // link kope_backend_cpu_testing and include "backend/cpu/testing/cpu_test_backend.h".
 #ifndef KOPE_SRC_BACKEND_CPU_TESTING_CPU_TEST_BACKEND_H_
 #define KOPE_SRC_BACKEND_CPU_TESTING_CPU_TEST_BACKEND_H_
@@ -42,11 +42,6 @@ inline Backend* SharedCpuTestBackend() {
 // The kope-runner the build made.
 inline std::filesystem::path TestRunnerExecutable() {
   return std::filesystem::path(kope::testing::BinaryDir()) / "kope-runner";
-}
-
-// A file's bytes ("" when it cannot be read).
-inline std::string ReadTestFile(const std::filesystem::path& path) {
-  return ReadFileText(path).value_or("");
 }
 
 }  // namespace kope
