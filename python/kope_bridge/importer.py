@@ -306,7 +306,36 @@ def toml_value(v):
     return str(v)
 
 
-def import_problem(path, out_dir):
+def import_problem(path, out_dir, workload_sets=None, task_name=None, description=None):
+    """Writes the task folder `out_dir` for the problem file `path`. `workload_sets` (optional):
+    [(label, sizes)] of the problem's integers at which a workload runs it; each becomes a check
+    set at those exact sizes, after the shrunk ones (the file's own values stay the bench set)."""
+    source, name, globals_, bench = read_problem(path)
+    sets, checks, note = size_sets(source, globals_, bench, workload_sets or [])
+    taken = set(globals_)
+    roles = tensor_roles(source, globals_, bench, taken)
+    shapes, derived = symbolic_shapes(source, globals_, bench, roles, sets, taken)
+    family = family_of(name, source)
+    head = [f'name = {toml_value(task_name or "kb_" + re.sub(r"[^A-Za-z0-9_]", "_", name))}',
+            f"family = {toml_value(family)}",
+            f"description = {toml_value(description or 'KernelBench problem ' + os.path.basename(path))}",
+            ""]
+    tensor_lines, kope_dtype, scalars = tensor_tables(
+        path, source, globals_, bench, roles, shapes, sets, checks, family)
+    lines = head + tensor_lines + sizes_table(sets, derived) + \
+        trailer_tables(globals_, bench, roles, shapes, kope_dtype, scalars)
+    if note:
+        lines.insert(3, f"# {note}")
+    os.makedirs(out_dir, exist_ok=True)
+    with open(os.path.join(out_dir, "task.toml"), "w") as f:
+        f.write("\n".join(lines))
+    with open(os.path.join(out_dir, "problem.py"), "w") as f:
+        f.write(source)
+    return {"problem": path, "task": out_dir, "sets": len(sets), "note": note}
+
+
+def read_problem(path):
+    """The file's source, name, integers and the tensors at its own sizes (meta device)."""
     with open(path) as f:
         source = f.read()
     name = os.path.splitext(os.path.basename(path))[0]
@@ -319,6 +348,13 @@ def import_problem(path, out_dir):
     for t in tensors(bench):
         if t["dtype"] not in KOPE_DTYPES:
             raise ImportError_(f"{path}: dtype {t['dtype']} is not one kope supports")
+    return source, name, globals_, bench
+
+
+def size_sets(source, globals_, bench, workload_sets):
+    """[(label, integers, described tensors)]: bench, the CPU bench set where it differs, the
+    shrunk check sets, then the workload's sets (labelled `workload:<label>`); also the shrunk
+    checks and a note for task.toml."""
     checks = check_sets(source, "problem.py", globals_)
     note = ""
     if not checks:
@@ -329,12 +365,23 @@ def import_problem(path, out_dir):
     if cpu is not None and cpu[0] != globals_:
         sets.append(("bench_cpp", cpu[0], cpu[1]))
     sets += [(f"check[{i}]", g, d) for i, (g, d) in enumerate(checks)]
+    for label, sizes in workload_sets:
+        g = dict(globals_, **sizes)
+        if any(g == s[1] for s in sets[1:]):
+            continue
+        d = try_describe(source, "problem.py", g)
+        if d is None:
+            raise ImportError_(f"workload size set {label} ({sizes}) does not run")
+        sets.append((f"workload:{label}", g, d))
+    return sets, checks, note
 
-    # Names: forward's parameter names, then the module's parameters.
+
+def tensor_roles(source, globals_, bench, taken):
+    """(kind, display name, index into the described lists): forward's parameter names, then
+    the module's parameters, then the outputs."""
     module = problem.load_module(source, "problem.py", globals_)
-    taken = set(globals_)
     arg_names = list(inspect.signature(module.Model.forward).parameters)[1:]
-    roles = []  # (kind, display name, index into the described lists)
+    roles = []
     for i in range(len(bench["inputs"])):
         raw = arg_names[i] if i < len(arg_names) and not arg_names[i].startswith("*") else f"x{i}"
         roles.append(("inputs", identifier(raw, taken), i))
@@ -343,12 +390,14 @@ def import_problem(path, out_dir):
     for i in range(len(bench["outputs"])):
         roles.append(("outputs", identifier("out" if len(bench["outputs"]) == 1 else f"out{i}",
                                             taken), i))
+    return roles
 
-    # Shapes: a dimension is a size name where one matches in every set, a number where it never
-    # changes, else a derived size of its own.
+
+def symbolic_shapes(source, globals_, bench, roles, sets, taken):
+    """Each tensor's dimensions: a size name where one matches in every set, a number where it
+    never changes, else a derived size of its own ({name: [value per set]})."""
     follows = dependencies(source, globals_, bench)
-    derived = {}  # name -> [value per set]
-    shapes = {}
+    derived, shapes = {}, {}
     for kind, tname, i in roles:
         dims = []
         for axis, value in enumerate(bench[kind][i]["shape"] or [1]):
@@ -371,20 +420,22 @@ def import_problem(path, out_dir):
                 derived[dname] = per_set
                 dims.append(dname)
         shapes[(kind, i)] = dims
+    return shapes, derived
 
-    family = family_of(name, source)
-    inputs, params, model = measure_values(source, "problem.py", sets[-1][1])
+
+def tensor_tables(path, source, globals_, bench, roles, shapes, sets, checks, family):
+    """The [[inputs]] and [[outputs]] tables (parameters are inputs), with each input's value
+    distribution measured on a small real instance; the kope dtypes; the scalar inputs."""
+    inputs, params, model = measure_values(source, "problem.py", sets[-1][1]
+                                           if not sets[-1][0].startswith("workload:")
+                                           else checks[-1][0])
     param_names = [p["name"] for p in bench["parameters"]]
     scaled = fan_in_distributions(model, param_names,
                                   [shapes[("parameters", i)] for i in range(len(param_names))])
     ints = {}  # integer inputs' ranges (draws cost time: only where there are some)
     if any(t["dtype"] in ("int32", "int64") and not t.get("scalar") for t in bench["inputs"]):
         ints = integer_ranges(source, "problem.py", [g for g, _ in checks])
-    lines = [f'name = {toml_value("kb_" + re.sub(r"[^A-Za-z0-9_]", "_", name))}',
-             f"family = {toml_value(family)}",
-             f"description = {toml_value('KernelBench problem ' + os.path.basename(path))}", ""]
-    kope_dtype = {}
-    scalars = []  # forward inputs that are Python numbers
+    lines, kope_dtype, scalars = [], {}, []
     for kind, tname, i in roles:
         dt = KOPE_DTYPES[bench[kind][i]["dtype"]][0]
         kope_dtype[(kind, i)] = dt
@@ -406,19 +457,31 @@ def import_problem(path, out_dir):
                 dist = input_distributions(values, family if kind == "inputs" else None)
             lines.append(f"distribution = {toml_value(dist if len(dist) > 1 else dist[0])}")
         lines.append("")
+    return lines, kope_dtype, scalars
 
-    lines.append("[sizes]")
+
+def sizes_table(sets, derived):
+    """[sizes]: bench, bench_cpp where there is one, then every check set (a workload's set
+    with a comment naming it)."""
     def size_table(k):
         _, g, _ = sets[k]
         return dict(g, **{n: v[k] for n, v in derived.items()})
-    lines.append(f"bench = {toml_value(size_table(0))}")
+    lines = ["[sizes]", f"bench = {toml_value(size_table(0))}"]
     k0 = 1
     if len(sets) > 1 and sets[1][0] == "bench_cpp":
         lines.append(f"bench_cpp = {toml_value(size_table(1))}")
         k0 = 2
     lines.append("check = [")
-    lines += [f"  {toml_value(size_table(k))}," for k in range(k0, len(sets))]
-    lines += ["]", ""]
+    for k in range(k0, len(sets)):
+        label = sets[k][0]
+        comment = f"  # {label[len('workload:'):]}" if label.startswith("workload:") else ""
+        lines.append(f"  {toml_value(size_table(k))},{comment}")
+    return lines + ["]", ""]
+
+
+def trailer_tables(globals_, bench, roles, shapes, kope_dtype, scalars):
+    """[tolerance] (by the outputs' dtype), [baseline], [torch] and [roofline]."""
+    lines = []
     out_dt = {kope_dtype[("outputs", i)] for i in range(len(bench["outputs"]))}
     tol = max(TOLERANCE.get(d, 0) for d in out_dt)
     if tol:
@@ -434,15 +497,7 @@ def import_problem(path, out_dir):
         size = KOPE_DTYPES[bench[kind][i]["dtype"]][1]
         terms.append(" * ".join([str(size)] + [str(d) for d in shapes[(kind, i)]]))
     lines += ["[roofline]", f"bytes = {toml_value(' + '.join(terms))}", ""]
-    if note:
-        lines.insert(3, f"# {note}")
-
-    os.makedirs(out_dir, exist_ok=True)
-    with open(os.path.join(out_dir, "task.toml"), "w") as f:
-        f.write("\n".join(lines))
-    with open(os.path.join(out_dir, "problem.py"), "w") as f:
-        f.write(source)
-    return {"problem": path, "task": out_dir, "sets": len(sets), "note": note}
+    return lines
 
 
 def main(argv):
