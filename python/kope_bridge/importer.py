@@ -67,9 +67,19 @@ def identifier(name, taken):
     return out
 
 
+def describe(source, name, globals_):
+    """The problem's tensors at `globals_`, from a run on PyTorch's meta device, or where the
+    model's shapes depend on its data (an MoE's routing: no meta implementation), on the CPU."""
+    module = problem.load_module(source, name, globals_)
+    try:
+        return problem.describe(module)
+    except NotImplementedError:
+        return problem.describe(module, device="cpu")
+
+
 def try_describe(source, name, globals_):
     try:
-        return problem.describe(problem.load_module(source, name, globals_))
+        return describe(source, name, globals_)
     except Exception:  # a size set the model does not accept: skipped
         return None
 
@@ -306,16 +316,18 @@ def toml_value(v):
     return str(v)
 
 
-def import_problem(path, out_dir, workload_sets=None, task_name=None, description=None):
+def import_problem(path, out_dir, workload_sets=None, task_name=None, description=None,
+                   family=None):
     """Writes the task folder `out_dir` for the problem file `path`. `workload_sets` (optional):
     [(label, sizes)] of the problem's integers at which a workload runs it; each becomes a check
-    set at those exact sizes, after the shrunk ones (the file's own values stay the bench set)."""
+    set at those exact sizes, after the shrunk ones (the file's own values stay the bench set).
+    `task_name`, `description` and `family` replace what the file's name and source give."""
     source, name, globals_, bench = read_problem(path)
     sets, checks, note = size_sets(source, globals_, bench, workload_sets or [])
     taken = set(globals_)
     roles = tensor_roles(source, globals_, bench, taken)
     shapes, derived = symbolic_shapes(source, globals_, bench, roles, sets, taken)
-    family = family_of(name, source)
+    family = family or family_of(name, source)
     head = [f'name = {toml_value(task_name or "kb_" + re.sub(r"[^A-Za-z0-9_]", "_", name))}',
             f"family = {toml_value(family)}",
             f"description = {toml_value(description or 'KernelBench problem ' + os.path.basename(path))}",
@@ -341,9 +353,9 @@ def read_problem(path):
     name = os.path.splitext(os.path.basename(path))[0]
     globals_ = problem.int_globals(source)
     try:
-        bench = problem.describe(problem.load_module(source, "problem.py", globals_))
+        bench = describe(source, "problem.py", globals_)
     except Exception as e:
-        raise ImportError_(f"{path}: the model does not run on PyTorch's meta device: "
+        raise ImportError_(f"{path}: the model does not run on PyTorch's meta device nor the CPU: "
                            f"{type(e).__name__}: {e}")
     for t in tensors(bench):
         if t["dtype"] not in KOPE_DTYPES:
@@ -426,9 +438,7 @@ def symbolic_shapes(source, globals_, bench, roles, sets, taken):
 def tensor_tables(path, source, globals_, bench, roles, shapes, sets, checks, family):
     """The [[inputs]] and [[outputs]] tables (parameters are inputs), with each input's value
     distribution measured on a small real instance; the kope dtypes; the scalar inputs."""
-    inputs, params, model = measure_values(source, "problem.py", sets[-1][1]
-                                           if not sets[-1][0].startswith("workload:")
-                                           else checks[-1][0])
+    inputs, params, model = measure_values(source, "problem.py", checks[-1][0])
     param_names = [p["name"] for p in bench["parameters"]]
     scaled = fan_in_distributions(model, param_names,
                                   [shapes[("parameters", i)] for i in range(len(param_names))])
