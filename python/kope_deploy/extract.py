@@ -71,12 +71,17 @@ def plan(o, model, types):
     if kind in ("norm", "add_norm"):
         norm = model.get_submodule(path if kind == "norm" else
                                    f"{path}.post_attention_layernorm")
-        constants["EPS"] = float(getattr(norm, "variance_epsilon", getattr(norm, "eps", 1e-6)))
+        eps = getattr(norm, "variance_epsilon", getattr(norm, "eps", None))
+        constants["EPS"] = float(eps if eps is not None else torch.finfo(torch.float32).eps)
     if kind == "attention":
         owner = model.get_submodule(path.rpartition(".")[0])
         scaling = getattr(owner, "scaling", None)
         constants["SCALE"] = repr(float(scaling)) if scaling is not None else "None"
-    if kind in ("mlp", "moe", "experts"):
+    if kind in ("mlp", "moe") and (config is None or not
+                                   type(model.get_submodule(path)).__module__.startswith(
+                                       "transformers.")):
+        return None, "only a transformers module rebuilds from its model's config"
+    if kind in ("mlp", "moe"):
         module = model.get_submodule(path)
         diff = config.to_diff_dict()
         for k in ("architectures", "transformers_version", "dtype", "torch_dtype",
@@ -157,7 +162,7 @@ def activations(kind, path, captures, phase):
         return {}
 
 
-def write_tasks(model, workload, entries, opportunities, out, top):
+def write_tasks(model, workload, entries, opportunities, out, top, wrote=None):
     """Writes up to `top` task folders, best first; sets each opportunity's task (or null) and,
     where none could be written, a note saying why."""
     module = model.module
@@ -175,6 +180,8 @@ def write_tasks(model, workload, entries, opportunities, out, top):
             o["note"] = note
         else:
             written += 1
+            if wrote:
+                wrote(written, o["name"])
     for o in opportunities:
         o.pop("dtype", None)
 
@@ -211,6 +218,7 @@ def _write_task(module, workload, entries, o, out):
                                 description=f"{where} in workload {workload['name']}",
                                 family=templates.FAMILIES[kind])
     _write_activations(kind, path, entries, folder)
+    o["task_sets"] = [{"label": l, "weight": w, "sizes": s} for l, w, s in sets]
     o["task"] = f"tasks/{o['name']}"
     return None
 

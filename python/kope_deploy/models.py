@@ -2,6 +2,7 @@
 checkpoint folder, or a user script's build(); on the device, in the dtype and with the
 attention implementation the workload runs it with."""
 import importlib.util
+import inspect
 import os
 
 import torch
@@ -34,7 +35,7 @@ def build(workload):
     check_device(run)
     dtype, device = DTYPES[run["dtype"]], torch.device(run["device"])
     if spec["source"] == "script":
-        return _from_script(spec["path"])
+        return _from_script(spec["path"], run)
     import transformers
     if spec["source"] == "checkpoint":
         try:
@@ -43,7 +44,8 @@ def build(workload):
         except Exception as e:
             raise WorkloadError(f"model.checkpoint: {spec['path']}: {type(e).__name__}: {e}")
     else:
-        module = _from_config(transformers, spec, run["attention"])
+        with torch.device(device):  # random weights drawn where the model runs
+            module = _from_config(transformers, spec, run["attention"])
     return Model(module.to(device=device, dtype=dtype).eval(), "hf")
 
 
@@ -62,7 +64,7 @@ def _from_config(transformers, spec, attention):
                             f"{type(e).__name__}: {e}")
 
 
-def _from_script(path):
+def _from_script(path, run):
     if not os.path.isfile(path):
         raise WorkloadError(f"model.script: {path}: no such file")
     spec = importlib.util.spec_from_file_location("kope_deploy_user_script", path)
@@ -75,7 +77,8 @@ def _from_script(path):
         if not callable(getattr(script, name, None)):
             raise WorkloadError(f"model.script: {path} defines no {name}()")
     try:
-        module = script.build()
+        takes_run = len(inspect.signature(script.build).parameters) > 0
+        module = script.build(dict(run)) if takes_run else script.build()
     except Exception as e:
         raise WorkloadError(f"model.script: {path}: build() failed: {type(e).__name__}: {e}")
     if not isinstance(module, torch.nn.Module):

@@ -32,7 +32,12 @@ def profile_entry(model, workload, i, request):
     n = len(workload["requests"])
     progress("prefill", i, i, n, f"entry {i}: warm-up and timing of {request['decode']} "
              f"decode steps (batch {request['batch']}, prompt {request['prompt']})")
-    runs.run_entry(model, workload, request, min(2, request["decode"]))
+    # A compiled mode warms up each entry at the timed run's length (its static cache has that
+    # shape); eager generate() once, for the process (libraries' first-call set-up).
+    if workload["run"]["mode"] != "generate":
+        runs.run_entry(model, workload, request, request["decode"])
+    elif i == 0:
+        runs.run_entry(model, workload, request, min(2, request["decode"]))
     timing = runs.run_entry(model, workload, request, request["decode"]).totals()
     steps = min(PROFILED_STEPS, request["decode"])
     progress("decode", i, i, n, f"entry {i}: profiling the prefill and {steps} decode steps")
@@ -103,10 +108,11 @@ def run(workload, out, top):
     entries = [profile_entry(model, workload, i, r) for i, r in enumerate(workload["requests"])]
     phases, weighted, total_ms = ranking.weigh_phases(entries)
     opportunities = ranking.rank(entries, total_ms, workload["run"]["device"])
-    progress("extract", None, 0, top, f"writing {top} task folders")
-    extract.write_tasks(model, workload, entries, opportunities, out, top)
+    progress("extract", None, 0, top, f"writing up to {top} task folders")
+    extract.write_tasks(model, workload, entries, opportunities, out, top,
+                        lambda k, name: progress("extract", None, k, top, f"wrote tasks/{name}"))
     for o in opportunities:
-        o.pop("size_sets", None)
+        o["size_sets"] = o.pop("task_sets", None)
     profile = {"schema": SCHEMA, "workload": workload, "environment": environment(workload),
                "phases": phases, "weighted": dict(weighted, request_ms=total_ms),
                "ops": op_table(entries), "opportunities": opportunities}
