@@ -124,9 +124,10 @@ def _keeps(v):
 
 
 def _context(event):
-    """(phase name or None, [(module path, type)] innermost first) of a CPU event."""
+    """(phase name or None, [(module path, type)] innermost first) of a CPU event (itself
+    included where it is a module's range)."""
     modules, phase = [], None
-    e = event.cpu_parent
+    e = event if event.name.startswith(MODULE_PREFIX) else event.cpu_parent
     while e is not None:
         if e.name.startswith(MODULE_PREFIX):
             path, _, kind = e.name[len(MODULE_PREFIX):].partition("|")
@@ -198,6 +199,8 @@ def read(prof, cuda, dtype):
             m = modules.setdefault((phase, path), {"type": kind, "host_us": 0.0, "count": 0})
             m["host_us"] += e.cpu_time_total
             m["count"] += 1
+            if cuda and e.kernels:  # launched inside the module's forward, by no operator
+                _add_call(rows, phases, e, cuda, dtype)
         elif _top(e) or (cuda and e.kernels and not _has_op_above(e)):
             _add_call(rows, phases, e, cuda, dtype)
     return rows, phases, modules

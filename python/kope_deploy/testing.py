@@ -25,7 +25,7 @@ def normalized(path, **run):
     requests = [dict(r, weight=r["weight"] / total) for r in raw["requests"]]
     return {"schema": 1, "name": raw.get("name", os.path.splitext(os.path.basename(path))[0]),
             "file": os.path.abspath(path), "model": model,
-            "run": dict(RUN, **raw.get("run", {}), **run), "requests": requests,
+            "run": {**RUN, **raw.get("run", {}), **run}, "requests": requests,
             "accuracy": dict(ACCURACY, **raw.get("accuracy", {})),
             "extract": {"top": raw.get("extract", {}).get("top", 8)}}
 
