@@ -11,6 +11,7 @@ import torch
 from .phases import RANGE_PREFIX, current_phase
 
 MODULE_PREFIX = "kope_module::"
+ROOT = "<model>"  # the path of the model itself (its submodules' paths are relative to it)
 
 
 class Hooks:
@@ -27,7 +28,7 @@ class Hooks:
         self.calls, self.captures, self.types = {}, {}, {}
         self._stack, self._handles, self._patched = [], [], []
         for path, module in model.named_modules():
-            path = path or "model"
+            path = path or ROOT
             self.types[path] = type(module).__name__
             self._handles.append(module.register_forward_pre_hook(
                 lambda m, a, k, path=path: self.enter(path, self.types[path], a, k),
@@ -54,7 +55,7 @@ class Hooks:
             self.captures[key] = (_detached(args), _detached(kwargs), _detached(output))
 
     def path(self):
-        return self._stack[-1][1][1] if self._stack else "model"
+        return self._stack[-1][1][1] if self._stack else ROOT
 
     def _patch(self, model):
         """Ranges around the modeling module's apply_rotary_pos_emb and attention functions."""

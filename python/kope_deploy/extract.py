@@ -10,6 +10,7 @@ import torch
 from kope_bridge import importer
 
 from . import templates
+from .attribution import ROOT
 from .ranking import LINEAR_OPS
 
 
@@ -18,7 +19,7 @@ def capture_paths(module):
     every module (paths whose layer indices are all 0), and the pseudo-modules inside them."""
     out = set()
     for path, _ in module.named_modules():
-        path = path or "model"
+        path = path or ROOT
         if all(i == "0" for i in re.findall(r"\.(\d+)(?=\.|$)", path)):
             out.update({path, f"{path}.rotary", f"{path}.attention_core"})
     return out
@@ -45,7 +46,7 @@ def plan(o, model, types):
     if o["grain"] == "op":
         path = (o["module"] or "").replace("*", "0")
         if o["op"] in LINEAR_OPS and re.search(r"Linear$", o["module_type"] or ""):
-            layer = model.get_submodule(path) if path != "model" else None
+            layer = model.get_submodule(path) if path != ROOT else model
             return "linear", path, {"BIAS": layer.bias is not None, "DTYPE": dtype}
         return None, "only linear operators are extracted at the op grain (their subgraph is)"
     kind = o["kind"]

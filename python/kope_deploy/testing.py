@@ -1,6 +1,7 @@
 """A workload.toml read into workload.json's form with the defaults filled in, for tests and for
-running the Python side alone (`python3 -m kope_deploy.testing WORKLOAD.toml OUT_DIR` writes
-OUT_DIR/workload.json). It validates nothing: `kope deploy profile` is what checks a workload."""
+running the Python side alone (`python3 -m kope_deploy.testing WORKLOAD.toml OUT_DIR [FIELD=VALUE
+...]` writes OUT_DIR/workload.json, FIELD=VALUE replacing the run table's fields, e.g.
+mode=static-compile). It validates nothing: `kope deploy profile` is what checks a workload."""
 import json
 import os
 import sys
@@ -31,12 +32,14 @@ def normalized(path, **run):
 
 
 def main(argv):
-    if len(argv) != 2:
-        print("usage: python3 -m kope_deploy.testing WORKLOAD.toml OUT_DIR", file=sys.stderr)
+    if len(argv) < 2 or not all("=" in a for a in argv[2:]):
+        print("usage: python3 -m kope_deploy.testing WORKLOAD.toml OUT_DIR [FIELD=VALUE ...]",
+              file=sys.stderr)
         return 2
+    run = dict(a.split("=", 1) for a in argv[2:])
     os.makedirs(argv[1], exist_ok=True)
     with open(os.path.join(argv[1], "workload.json"), "w") as f:
-        json.dump(normalized(argv[0]), f, indent=1)
+        json.dump(normalized(argv[0], **run), f, indent=1)
     return 0
 
 
