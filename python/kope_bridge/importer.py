@@ -16,6 +16,8 @@ import torch
 
 from . import problem
 from .protocol import DTYPES
+from .value_laws import (fan_in_distributions, input_distributions, integer_ranges,  # noqa: F401
+                         measure_values, scalar_distribution, value_distribution)
 
 # torch's dtype name -> kope's name and element size; protocol.DTYPES is keyed by kope's DType
 # (include/kope/kernel.h), whose names in that order are these.
@@ -67,9 +69,19 @@ def identifier(name, taken):
     return out
 
 
+def describe(source, name, globals_):
+    """The problem's tensors at `globals_`, from a run on PyTorch's meta device, or where the
+    model's shapes depend on its data (an MoE's routing: no meta implementation), on the CPU."""
+    module = problem.load_module(source, name, globals_)
+    try:
+        return problem.describe(module)
+    except NotImplementedError:
+        return problem.describe(module, device="cpu")
+
+
 def try_describe(source, name, globals_):
     try:
-        return problem.describe(problem.load_module(source, name, globals_))
+        return describe(source, name, globals_)
     except Exception:  # a size set the model does not accept: skipped
         return None
 
@@ -159,139 +171,6 @@ def dependencies(source, globals_, bench):
     return follows
 
 
-def value_distribution(t):
-    """The distribution a kope task declares for values like those of tensor `t`."""
-    if t.dtype == torch.bool:  # both values, whatever the small instance measured happened to hold
-        return {"kind": "uniform", "low": 0, "high": 2}
-    if not t.is_floating_point():
-        lo, hi = int(t.min()), int(t.max())
-        return {"kind": "uniform", "low": lo, "high": hi + 1}
-    t = t.double()
-    lo, hi = float(t.min()), float(t.max())
-    if lo >= 0 and hi <= 1:
-        # Probabilities and the like. Strictly positive ones (a softmax's) stay so: a problem
-        # may take their log, and a draw of exactly 0 (one in 2^24 for float32) makes it
-        # infinite on every trial at a large size (98_KLDivLoss). Their lower end is 2^-24,
-        # not the least value measured (which depends on how many were): a subnormal of
-        # float16, never rounded to 0 in any float type.
-        return {"kind": "uniform", "low": 2.0 ** -24 if lo > 0 else 0.0, "high": 1.0}
-    if lo == hi:
-        return {"kind": "uniform", "low": lo - 0.5, "high": hi + 0.5}
-    mean, std = float(t.mean()), float(t.std())
-    if abs(mean) < 3 * std / math.sqrt(t.numel()):
-        # Within three standard errors of 0: a mean measured on a few values (a small instance's
-        # weights), which a large size would multiply by its fan-in (a GEMM's outputs all of
-        # one sign).
-        mean = 0.0
-    if abs(mean) < 0.1 * std and abs(lo + hi) < 0.05 * (hi - lo) and \
-            abs(t.abs().max() - hi) < 1e-12 and std < 0.7 * hi:  # symmetric, flat: a uniform init
-        b = max(abs(lo), abs(hi))
-        return {"kind": "uniform", "low": -b, "high": b}
-    return {"kind": "normal", "mean": round(mean, 6), "stddev": round(std, 6)}
-
-
-def input_distributions(values, family):
-    """The distributions an input like `values` cycles through in a problem of `family` (None
-    for a parameter): value_distribution's, and for an elementwise problem's floating input
-    measured non-negative, values of both signs too (an activation checked only on [0, 1)
-    cannot tell itself from the identity)."""
-    dist = [value_distribution(values)]
-    if family == "elementwise" and values.is_floating_point() and \
-            dist[0]["kind"] == "uniform" and dist[0]["low"] >= 0:
-        dist.append({"kind": "uniform", "low": -1.0, "high": 1.0})
-    return dist
-
-
-# Layers whose parameters PyTorch initializes as U(-1/sqrt(fan_in), 1/sqrt(fan_in)), weight and
-# bias alike (kaiming_uniform_ with a = sqrt(5), and the bias's bound from the weight's fan-in).
-_FAN_IN_LAYERS = (torch.nn.Linear, torch.nn.modules.conv._ConvNd)
-
-
-def fan_in_distributions(model, names, shapes):
-    """For each of the module's parameters (`names`, their symbolic `shapes` from the task), the
-    distribution `{uniform, -1, 1, fan_in}` where its layer's default initialization scales it by
-    its fan-in (a fan-in the same at every size: uniform in +-1/sqrt(fan_in)), else None: the
-    fan-in as torch computes it (the weight's dimensions after the first), as an expression of
-    the task's sizes. Only where `model`'s values are what that initialization gives: a problem
-    that initializes its parameters its own way keeps its measured law."""
-    params = dict(model.named_parameters())
-    out = []
-    for name in names:
-        layer_name, _, kind = name.rpartition(".")
-        try:
-            layer = model.get_submodule(layer_name)
-        except AttributeError:
-            layer = None
-        weight = f"{layer_name}.weight" if layer_name else "weight"
-        dims = shapes[names.index(weight)][1:] if weight in names else []
-        if not isinstance(layer, _FAN_IN_LAYERS) or kind not in ("weight", "bias") or not dims:
-            out.append(None)
-            continue
-        expression = " * ".join([str(d) for d in dims if str(d) != "1"] or ["1"])
-        fan_in = math.prod(params[weight].shape[1:])  # what `expression` is at the measured sizes
-        values = params[name].detach().double() * math.sqrt(fan_in)
-        rms = float(values.square().mean().sqrt()) if values.numel() else 0.0
-        # U(-1, 1) scaled: nothing beyond the bound, and (given enough values) its spread.
-        if not values.numel() or float(values.abs().max()) > 1 + 1e-6 or \
-                (values.numel() >= 16 and not 0.4 < rms < 0.75):
-            out.append(None)
-        elif all(str(d).isdigit() for d in dims):
-            bound = round(1 / math.sqrt(fan_in), 9)  # the same at every size
-            out.append({"kind": "uniform", "low": -bound, "high": bound})
-        else:
-            out.append({"kind": "uniform", "low": -1.0, "high": 1.0, "fan_in": expression})
-    return out
-
-
-def scalar_distribution(value):
-    """The distribution of a forward argument that is a Python number: an int keeps its value
-    (often a size or a dimension); a float is drawn within 0.5 of it and never changes sign
-    (hardtanh's min_val stays below its max_val)."""
-    if isinstance(value, int):
-        return {"kind": "uniform", "low": value, "high": value + 1}
-    if value == 0:
-        return {"kind": "uniform", "low": -0.5, "high": 0.5}
-    if value > 0:
-        return {"kind": "uniform", "low": max(value - 0.5, value / 2), "high": value + 0.5}
-    return {"kind": "uniform", "low": value - 0.5, "high": min(value + 0.5, value / 2)}
-
-
-def integer_ranges(source, name, size_sets, draws=64):
-    """For each forward input that is an integer tensor, the least and greatest value that
-    every one of `size_sets` (their globals) takes, as one task draws them for all: at each,
-    over `draws` calls of get_inputs (each with its own seed), since one call at a small size
-    can miss most of a range (95_CrossEntropyLoss's targets at batch size 1 are one class of
-    4096, which a task then drew for every trial); then the sets' common part (a class index
-    below the smallest set's number of classes), where they have one."""
-    ranges = {}
-    for globals_ in size_sets:
-        module = problem.load_module(source, name, globals_)
-        seen = {}
-        for seed in range(draws):
-            torch.manual_seed(seed)
-            for i, t in enumerate(module.get_inputs()):
-                if isinstance(t, torch.Tensor) and t.numel() and not t.is_floating_point() and \
-                        t.dtype != torch.bool:
-                    lo, hi = int(t.min()), int(t.max())
-                    old = seen.get(i, (lo, hi))
-                    seen[i] = (min(old[0], lo), max(old[1], hi))
-        for i, (lo, hi) in seen.items():
-            old = ranges.get(i, (lo, hi))
-            common = (max(old[0], lo), min(old[1], hi))
-            ranges[i] = common if common[0] <= common[1] else old
-    return ranges
-
-
-def measure_values(source, name, globals_):
-    """Real inputs and parameters at `globals_` (small), for their value distributions, and the
-    model they were measured on."""
-    module = problem.load_module(source, name, globals_)
-    torch.manual_seed(0)
-    inputs = module.get_inputs()
-    model = problem.build_model(module)
-    return inputs, [p.detach() for _, p in model.named_parameters()], model
-
-
 def toml_value(v):
     if isinstance(v, str):
         return json.dumps(v)
@@ -306,19 +185,57 @@ def toml_value(v):
     return str(v)
 
 
-def import_problem(path, out_dir):
+def import_problem(path, out_dir, workload_sets=None, task_name=None, description=None,
+                   family=None):
+    """Writes the task folder `out_dir` for the problem file `path`. `workload_sets` (optional):
+    [(label, sizes)] of the problem's integers at which a workload runs it; each becomes a check
+    set at those exact sizes, after the shrunk ones (the file's own values stay the bench set).
+    `task_name`, `description` and `family` replace what the file's name and source give."""
+    source, name, globals_, bench = read_problem(path)
+    sets, checks, note = size_sets(source, globals_, bench, workload_sets or [])
+    taken = set(globals_)
+    roles = tensor_roles(source, globals_, bench, taken)
+    shapes, derived = symbolic_shapes(source, globals_, bench, roles, sets, taken)
+    family = family or family_of(name, source)
+    head = [f'name = {toml_value(task_name or "kb_" + re.sub(r"[^A-Za-z0-9_]", "_", name))}',
+            f"family = {toml_value(family)}",
+            f"description = {toml_value(description or 'KernelBench problem ' + os.path.basename(path))}",
+            ""]
+    tensor_lines, kope_dtype, scalars = tensor_tables(
+        path, source, globals_, bench, roles, shapes, sets, checks, family)
+    lines = head + tensor_lines + sizes_table(sets, derived) + \
+        trailer_tables(globals_, bench, roles, shapes, kope_dtype, scalars)
+    if note:
+        lines.insert(3, f"# {note}")
+    os.makedirs(out_dir, exist_ok=True)
+    with open(os.path.join(out_dir, "task.toml"), "w") as f:
+        f.write("\n".join(lines))
+    with open(os.path.join(out_dir, "problem.py"), "w") as f:
+        f.write(source)
+    return {"problem": path, "task": out_dir, "sets": len(sets), "note": note}
+
+
+def read_problem(path):
+    """The file's source, name, integers and the tensors at its own sizes (meta device)."""
     with open(path) as f:
         source = f.read()
     name = os.path.splitext(os.path.basename(path))[0]
     globals_ = problem.int_globals(source)
     try:
-        bench = problem.describe(problem.load_module(source, "problem.py", globals_))
+        bench = describe(source, "problem.py", globals_)
     except Exception as e:
-        raise ImportError_(f"{path}: the model does not run on PyTorch's meta device: "
+        raise ImportError_(f"{path}: the model does not run on PyTorch's meta device nor the CPU: "
                            f"{type(e).__name__}: {e}")
     for t in tensors(bench):
         if t["dtype"] not in KOPE_DTYPES:
             raise ImportError_(f"{path}: dtype {t['dtype']} is not one kope supports")
+    return source, name, globals_, bench
+
+
+def size_sets(source, globals_, bench, workload_sets):
+    """[(label, integers, described tensors)]: bench, the CPU bench set where it differs, the
+    shrunk check sets, then the workload's sets (labelled `workload:<label>`); also the shrunk
+    checks and a note for task.toml."""
     checks = check_sets(source, "problem.py", globals_)
     note = ""
     if not checks:
@@ -329,12 +246,23 @@ def import_problem(path, out_dir):
     if cpu is not None and cpu[0] != globals_:
         sets.append(("bench_cpp", cpu[0], cpu[1]))
     sets += [(f"check[{i}]", g, d) for i, (g, d) in enumerate(checks)]
+    for label, sizes in workload_sets:
+        g = dict(globals_, **sizes)
+        if any(g == s[1] for s in sets[1:]):
+            continue
+        d = try_describe(source, "problem.py", g)
+        if d is None:
+            raise ImportError_(f"workload size set {label} ({sizes}) does not run")
+        sets.append((f"workload:{label}", g, d))
+    return sets, checks, note
 
-    # Names: forward's parameter names, then the module's parameters.
+
+def tensor_roles(source, globals_, bench, taken):
+    """(kind, display name, index into the described lists): forward's parameter names, then
+    the module's parameters, then the outputs."""
     module = problem.load_module(source, "problem.py", globals_)
-    taken = set(globals_)
     arg_names = list(inspect.signature(module.Model.forward).parameters)[1:]
-    roles = []  # (kind, display name, index into the described lists)
+    roles = []
     for i in range(len(bench["inputs"])):
         raw = arg_names[i] if i < len(arg_names) and not arg_names[i].startswith("*") else f"x{i}"
         roles.append(("inputs", identifier(raw, taken), i))
@@ -343,12 +271,14 @@ def import_problem(path, out_dir):
     for i in range(len(bench["outputs"])):
         roles.append(("outputs", identifier("out" if len(bench["outputs"]) == 1 else f"out{i}",
                                             taken), i))
+    return roles
 
-    # Shapes: a dimension is a size name where one matches in every set, a number where it never
-    # changes, else a derived size of its own.
+
+def symbolic_shapes(source, globals_, bench, roles, sets, taken):
+    """Each tensor's dimensions: a size name where one matches in every set, a number where it
+    never changes, else a derived size of its own ({name: [value per set]})."""
     follows = dependencies(source, globals_, bench)
-    derived = {}  # name -> [value per set]
-    shapes = {}
+    derived, shapes = {}, {}
     for kind, tname, i in roles:
         dims = []
         for axis, value in enumerate(bench[kind][i]["shape"] or [1]):
@@ -371,20 +301,20 @@ def import_problem(path, out_dir):
                 derived[dname] = per_set
                 dims.append(dname)
         shapes[(kind, i)] = dims
+    return shapes, derived
 
-    family = family_of(name, source)
-    inputs, params, model = measure_values(source, "problem.py", sets[-1][1])
+
+def tensor_tables(path, source, globals_, bench, roles, shapes, sets, checks, family):
+    """The [[inputs]] and [[outputs]] tables (parameters are inputs), with each input's value
+    distribution measured on a small real instance; the kope dtypes; the scalar inputs."""
+    inputs, params, model = measure_values(source, "problem.py", checks[-1][0])
     param_names = [p["name"] for p in bench["parameters"]]
     scaled = fan_in_distributions(model, param_names,
                                   [shapes[("parameters", i)] for i in range(len(param_names))])
     ints = {}  # integer inputs' ranges (draws cost time: only where there are some)
     if any(t["dtype"] in ("int32", "int64") and not t.get("scalar") for t in bench["inputs"]):
         ints = integer_ranges(source, "problem.py", [g for g, _ in checks])
-    lines = [f'name = {toml_value("kb_" + re.sub(r"[^A-Za-z0-9_]", "_", name))}',
-             f"family = {toml_value(family)}",
-             f"description = {toml_value('KernelBench problem ' + os.path.basename(path))}", ""]
-    kope_dtype = {}
-    scalars = []  # forward inputs that are Python numbers
+    lines, kope_dtype, scalars = [], {}, []
     for kind, tname, i in roles:
         dt = KOPE_DTYPES[bench[kind][i]["dtype"]][0]
         kope_dtype[(kind, i)] = dt
@@ -406,19 +336,31 @@ def import_problem(path, out_dir):
                 dist = input_distributions(values, family if kind == "inputs" else None)
             lines.append(f"distribution = {toml_value(dist if len(dist) > 1 else dist[0])}")
         lines.append("")
+    return lines, kope_dtype, scalars
 
-    lines.append("[sizes]")
+
+def sizes_table(sets, derived):
+    """[sizes]: bench, bench_cpp where there is one, then every check set (a workload's set
+    with a comment naming it)."""
     def size_table(k):
         _, g, _ = sets[k]
         return dict(g, **{n: v[k] for n, v in derived.items()})
-    lines.append(f"bench = {toml_value(size_table(0))}")
+    lines = ["[sizes]", f"bench = {toml_value(size_table(0))}"]
     k0 = 1
     if len(sets) > 1 and sets[1][0] == "bench_cpp":
         lines.append(f"bench_cpp = {toml_value(size_table(1))}")
         k0 = 2
     lines.append("check = [")
-    lines += [f"  {toml_value(size_table(k))}," for k in range(k0, len(sets))]
-    lines += ["]", ""]
+    for k in range(k0, len(sets)):
+        label = sets[k][0]
+        comment = f"  # {label[len('workload:'):]}" if label.startswith("workload:") else ""
+        lines.append(f"  {toml_value(size_table(k))},{comment}")
+    return lines + ["]", ""]
+
+
+def trailer_tables(globals_, bench, roles, shapes, kope_dtype, scalars):
+    """[tolerance] (by the outputs' dtype), [baseline], [torch] and [roofline]."""
+    lines = []
     out_dt = {kope_dtype[("outputs", i)] for i in range(len(bench["outputs"]))}
     tol = max(TOLERANCE.get(d, 0) for d in out_dt)
     if tol:
@@ -434,15 +376,7 @@ def import_problem(path, out_dir):
         size = KOPE_DTYPES[bench[kind][i]["dtype"]][1]
         terms.append(" * ".join([str(size)] + [str(d) for d in shapes[(kind, i)]]))
     lines += ["[roofline]", f"bytes = {toml_value(' + '.join(terms))}", ""]
-    if note:
-        lines.insert(3, f"# {note}")
-
-    os.makedirs(out_dir, exist_ok=True)
-    with open(os.path.join(out_dir, "task.toml"), "w") as f:
-        f.write("\n".join(lines))
-    with open(os.path.join(out_dir, "problem.py"), "w") as f:
-        f.write(source)
-    return {"problem": path, "task": out_dir, "sets": len(sets), "note": note}
+    return lines
 
 
 def main(argv):

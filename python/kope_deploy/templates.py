@@ -1,0 +1,174 @@
+"""KernelBench-form problem files for the subgraphs and operators a profile ranks: the module's
+forward as the workload's model computes it, its parameters, and its sizes as module-level
+integers (one problem file; the size sets are the values of those integers).
+
+Each template is (the integers it takes, forward's inputs, the file's body); `source()` fills in
+the bench set's values and the constants of the instance profiled."""
+
+HEADER = '''"""{title}
+
+Extracted by `kope deploy profile` from the workload {workload!r}: {where}.
+"""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+{sizes}
+{constants}
+'''
+
+RMSNORM = ("batch_size seq_len hidden_size", "hidden_states", '''
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.weight = nn.Parameter(1 + 0.1 * torch.randn(hidden_size, dtype=DTYPE))
+
+    def forward(self, hidden_states):
+        x = hidden_states.to(torch.float32)
+        variance = x.pow(2).mean(-1, keepdim=True)
+        x = x * torch.rsqrt(variance + EPS)
+        return self.weight * x.to(hidden_states.dtype)
+
+
+def get_inputs():
+    return [torch.randn(batch_size, seq_len, hidden_size, dtype=DTYPE)]
+''')
+
+ADD_NORM = ("batch_size seq_len hidden_size", "residual hidden_states", '''
+class Model(nn.Module):
+    """The residual add and the RMSNorm after it: (normalized, the sum carried on)."""
+
+    def __init__(self):
+        super().__init__()
+        self.weight = nn.Parameter(1 + 0.1 * torch.randn(hidden_size, dtype=DTYPE))
+
+    def forward(self, residual, hidden_states):
+        h = residual + hidden_states
+        x = h.to(torch.float32)
+        x = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + EPS)
+        return self.weight * x.to(h.dtype), h
+
+
+def get_inputs():
+    return [torch.randn(batch_size, seq_len, hidden_size, dtype=DTYPE),
+            torch.randn(batch_size, seq_len, hidden_size, dtype=DTYPE)]
+''')
+
+ACT_MUL = ("batch_size seq_len intermediate_size", "gate up", '''
+class Model(nn.Module):
+    """act(gate_proj(x)) * up_proj(x) of the MLP, given both projections."""
+
+    def forward(self, gate, up):
+        return ACT(gate) * up
+
+
+def get_inputs():
+    return [torch.randn(batch_size, seq_len, intermediate_size, dtype=DTYPE),
+            torch.randn(batch_size, seq_len, intermediate_size, dtype=DTYPE)]
+''')
+
+ROTARY = ("batch_size num_heads num_kv_heads seq_len head_dim", "q k cos sin", '''
+def rotate_half(x):
+    x1, x2 = x[..., : x.shape[-1] // 2], x[..., x.shape[-1] // 2 :]
+    return torch.cat((-x2, x1), dim=-1)
+
+
+class Model(nn.Module):
+    """apply_rotary_pos_emb: the rotary embedding of queries and keys."""
+
+    def forward(self, q, k, cos, sin):
+        cos, sin = cos.unsqueeze(1), sin.unsqueeze(1)
+        return q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
+
+
+def get_inputs():
+    return [torch.randn(batch_size, num_heads, seq_len, head_dim, dtype=DTYPE),
+            torch.randn(batch_size, num_kv_heads, seq_len, head_dim, dtype=DTYPE),
+            torch.randn(batch_size, seq_len, head_dim, dtype=DTYPE),
+            torch.randn(batch_size, seq_len, head_dim, dtype=DTYPE)]
+''')
+
+ATTENTION = ("batch_size num_heads num_kv_heads q_len kv_len head_dim", "query key value", '''
+class Model(nn.Module):
+    """The attention core (after the projections and the rotary embedding): causal where the
+    queries are the whole sequence, over every key otherwise (a decode step)."""
+
+    def forward(self, query, key, value):
+        groups = query.shape[1] // key.shape[1]
+        key = key.repeat_interleave(groups, dim=1)
+        value = value.repeat_interleave(groups, dim=1)
+        causal = query.shape[2] > 1 and query.shape[2] == key.shape[2]
+        return F.scaled_dot_product_attention(query, key, value, is_causal=causal, scale=SCALE)
+
+
+def get_inputs():
+    return [torch.randn(batch_size, num_heads, q_len, head_dim, dtype=DTYPE),
+            torch.randn(batch_size, num_kv_heads, kv_len, head_dim, dtype=DTYPE),
+            torch.randn(batch_size, num_kv_heads, kv_len, head_dim, dtype=DTYPE)]
+''')
+
+LINEAR = ("batch_size seq_len in_features out_features", "x", '''
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(in_features, out_features, bias=BIAS, dtype=DTYPE)
+
+    def forward(self, x):
+        return self.proj(x)
+
+
+def get_inputs():
+    return [torch.randn(batch_size, seq_len, in_features, dtype=DTYPE)]
+''')
+
+MODULE = ("batch_size seq_len", "hidden_states", '''
+import transformers
+
+
+class Model(nn.Module):
+    """The model's own module class, built from its config, its weights drawn anew."""
+
+    def __init__(self):
+        super().__init__()
+        config = getattr(transformers, CONFIG_CLASS)(**CONFIG)
+        module = getattr(__import__(MODULE_PATH, fromlist=[MODULE_CLASS]), MODULE_CLASS)
+        self.module = module(config, **MODULE_KWARGS).to(DTYPE)
+        with torch.no_grad():
+            for p in self.module.parameters():
+                p.normal_(0.0, 0.02)
+
+    def forward(self, hidden_states):
+        out = self.module(hidden_states)
+        return out[0] if isinstance(out, tuple) else out
+
+
+def get_inputs():
+    return [torch.randn(batch_size, seq_len, CONFIG["hidden_size"], dtype=DTYPE)]
+''')
+
+TEMPLATES = {"norm": RMSNORM, "add_norm": ADD_NORM, "act_mul": ACT_MUL, "rotary": ROTARY,
+             "attention": ATTENTION, "linear": LINEAR, "mlp": MODULE, "moe": MODULE,
+             "experts": MODULE}
+ACTS = {"silu": "F.silu", "swish": "F.silu", "gelu": "F.gelu", "relu": "F.relu",
+        "gelu_pytorch_tanh": "lambda x: F.gelu(x, approximate='tanh')",
+        "gelu_new": "lambda x: F.gelu(x, approximate='tanh')"}
+FAMILIES = {"norm": "norm", "add_norm": "norm", "act_mul": "elementwise", "rotary": "elementwise",
+            "attention": "attention", "linear": "matmul", "mlp": "mlp", "moe": "moe",
+            "experts": "moe"}
+DTYPE_NAMES = {"bf16": "torch.bfloat16", "fp16": "torch.float16", "fp32": "torch.float32"}
+
+
+def inputs_of(kind):
+    return TEMPLATES[kind][1].split()
+
+
+def source(kind, sizes, constants, title, workload, where):
+    names, _, body = TEMPLATES[kind]
+    size_lines = "\n".join(f"{n} = {sizes[n]}" for n in names.split())
+    const_lines = "\n".join(f"{k} = {v}" for k, v in constants.items())
+    return HEADER.format(title=title, workload=workload, where=where, sizes=size_lines,
+                         constants=const_lines) + body + '''
+
+def get_init_inputs():
+    return []
+'''
