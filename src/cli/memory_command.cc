@@ -310,6 +310,25 @@ int RunShow(const MemoryArgs& args) {
       std::cout << j.dump(2) << "\n";
       return 0;
     }
+    case NodeKind::kWorkload: {
+      auto workload = s.GetWorkload(ref->id);
+      if (!workload.ok()) return Fail("show", workload.status());
+      json tasks = json::array();
+      if (auto edges = s.WorkloadTasks(workload->id); edges.ok()) {
+        for (const memory::FromWorkloadEdge& e : *edges) {
+          tasks.push_back({{"task", e.task_id}, {"phases", e.phases}, {"weight", e.weight}});
+        }
+      }
+      json j = {{"id", workload->id},
+                {"key", workload->key},
+                {"name", workload->name},
+                {"workload_hash", workload->workload_hash},
+                {"attrs", ParsedOrText(workload->attrs_json)},
+                {"created_at", workload->created_at},
+                {"from_workload", tasks}};
+      std::cout << j.dump(2) << "\n";
+      return 0;
+    }
   }
   return 0;
 }
