@@ -15,6 +15,7 @@ void RegisterOptimizeCommand(CLI::App& app, int* exit_code);
 void RegisterBenchCommand(CLI::App& app, int* exit_code);
 void RegisterContextCommand(CLI::App& app, int* exit_code);
 void RegisterImportCommand(CLI::App& app, int* exit_code);
+void RegisterDeployCommand(CLI::App& app, int* exit_code);
 
 }  // namespace kope::cli
 

@@ -119,6 +119,24 @@ Result<json> RunNodeJson(GraphStore& s, memory::NodeId id) {
   return j;
 }
 
+// A workload with the tasks extracted from it (its from_workload edges).
+Result<json> WorkloadNodeJson(GraphStore& s, memory::NodeId id) {
+  KOPE_ASSIGN_OR_RETURN(memory::WorkloadNode workload, s.GetWorkload(id));
+  json tasks = json::array();
+  if (auto edges = s.WorkloadTasks(workload.id); edges.ok()) {
+    for (const memory::FromWorkloadEdge& e : *edges) {
+      tasks.push_back({{"task", e.task_id}, {"phases", e.phases}, {"weight", e.weight}});
+    }
+  }
+  return json{{"id", workload.id},
+              {"key", workload.key},
+              {"name", workload.name},
+              {"workload_hash", workload.workload_hash},
+              {"attrs", ParsedOrText(workload.attrs_json)},
+              {"created_at", workload.created_at},
+              {"from_workload", tasks}};
+}
+
 }  // namespace
 
 json AttemptJson(const AttemptView& v) {
@@ -155,6 +173,8 @@ Result<json> NodeJson(GraphStore& store, const NodeRef& ref, bool with_source) {
       return HardwareNodeJson(store, ref.id);
     case NodeKind::kRun:
       return RunNodeJson(store, ref.id);
+    case NodeKind::kWorkload:
+      return WorkloadNodeJson(store, ref.id);
   }
   return json(nullptr);
 }

@@ -251,6 +251,9 @@ std::string ShortRef(const memory::NodeRef& ref) {
     case NodeKind::kInsight:
       prefix = "i";
       break;
+    case NodeKind::kWorkload:
+      prefix = "w";
+      break;
   }
   return prefix + std::to_string(ref.id);
 }

@@ -48,7 +48,8 @@ TEST(MigrationTest, VersionOneFixtureOpensMigrated) {
 
   auto store = testing::OpenOrDie(file);
   StoreStats stats = ValueOrDie(store->Stats());
-  EXPECT_EQ(stats.schema_version, 3);
+  EXPECT_EQ(stats.schema_version, 4);
+  EXPECT_EQ(stats.workloads, 0);
   EXPECT_EQ(stats.tasks, 1);
   EXPECT_EQ(stats.attempts, 3);
   EXPECT_EQ(stats.outcomes, 3);
@@ -90,8 +91,23 @@ TEST(MigrationTest, VersionOneFixtureOpensMigrated) {
     return w.PutOutcome(o).status();
   }));
   EXPECT_EQ(ValueOrDie(store->Children(2)).size(), 2u);
+  // Version 4's workloads take a workload and its from_workload edge to the old task.
+  KOPE_ASSERT_OK(store->Write([&](GraphWriter& w) -> Status {
+    WorkloadNode workload;
+    workload.name = "chat";
+    workload.workload_hash = "h";
+    KOPE_ASSIGN_OR_RETURN(NodeId id, w.PutWorkload(workload));
+    FromWorkloadEdge edge;
+    edge.workload_id = id;
+    edge.task_id = 1;
+    edge.phases = {"decode"};
+    edge.weight = 0.5;
+    return w.AddFromWorkload(edge).status();
+  }));
+  EXPECT_EQ(ValueOrDie(store->TaskWorkloads(1)).size(), 1u);
   store.reset();
-  EXPECT_EQ(UserVersion(file), 3);
+  EXPECT_EQ(UserVersion(file), 4);
+  EXPECT_TRUE(HasIndex(file, "from_workload_task"));
   // Version 3 dropped two ranking indexes and kept the one that serves their queries.
   EXPECT_FALSE(HasIndex(file, "outcomes_best_family"));
   EXPECT_FALSE(HasIndex(file, "outcomes_best_hardware"));

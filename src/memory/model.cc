@@ -19,9 +19,10 @@ struct KindName {
 };
 
 constexpr KindName kKindNames[] = {
-    {NodeKind::kTask, "task", 't'},       {NodeKind::kHardware, "hardware", 'h'},
-    {NodeKind::kRun, "run", 'r'},         {NodeKind::kAttempt, "attempt", 'a'},
-    {NodeKind::kOutcome, "outcome", 'o'}, {NodeKind::kInsight, "insight", 'i'},
+    {NodeKind::kTask, "task", 't'},         {NodeKind::kHardware, "hardware", 'h'},
+    {NodeKind::kRun, "run", 'r'},           {NodeKind::kAttempt, "attempt", 'a'},
+    {NodeKind::kOutcome, "outcome", 'o'},   {NodeKind::kInsight, "insight", 'i'},
+    {NodeKind::kWorkload, "workload", 'w'},
 };
 
 std::string FormatDouble(double value) {
@@ -54,8 +55,9 @@ Result<NodeKind> ParseNodeKind(std::string_view name) {
     if (k.name == name) return k.kind;
   }
   if (name == "hw") return NodeKind::kHardware;
-  return Status::InvalidArgument("unknown node kind '" + std::string(name) +
-                                 "' (expected task, hardware, run, attempt, outcome or insight)");
+  return Status::InvalidArgument(
+      "unknown node kind '" + std::string(name) +
+      "' (expected task, hardware, run, attempt, outcome, insight or workload)");
 }
 
 std::string FormatNodeRef(const NodeRef& ref) {
@@ -104,6 +106,10 @@ std::string TaskKey(std::string_view name, std::string_view spec_hash) {
 
 std::string HardwareKey(std::string_view backend, std::string_view device, std::string_view arch) {
   return ContentHash({"hardware", backend, device, arch});
+}
+
+std::string WorkloadKey(std::string_view name, std::string_view workload_hash) {
+  return ContentHash({"workload", name, workload_hash});
 }
 
 // Attempt and outcome keys start with the first half of their run's key, so that the nodes of

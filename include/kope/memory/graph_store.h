@@ -72,6 +72,10 @@ class GraphWriter {
   virtual Result<int> CreditUsed(NodeId attempt, double total_credit) = 0;
   // The id of the node with this key, or NotFound.
   virtual Result<NodeId> FindByKey(NodeKind kind, std::string_view key) = 0;
+  virtual Result<NodeId> PutWorkload(const WorkloadNode& workload) = 0;
+  // The workload and the task must exist. Returns false (and changes nothing) when the edge
+  // between these two nodes exists already.
+  virtual Result<bool> AddFromWorkload(const FromWorkloadEdge& edge) = 0;
 };
 
 // An attempt with one of its outcomes: the latest one, or the one a ranking query ranked.
@@ -165,6 +169,7 @@ struct StoreStats {
   int64_t tasks = 0, hardware = 0, runs = 0, attempts = 0, outcomes = 0, insights = 0;
   int64_t sources = 0, source_bytes = 0;
   int64_t evidence_edges = 0, used_edges = 0;
+  int64_t workloads = 0, from_workload_edges = 0;
   int64_t valid_outcomes = 0;
   int64_t store_bytes = 0;  // on disk, including the write-ahead log
   std::string location;
@@ -177,6 +182,7 @@ struct ExportFilter {
   std::string op_family;  // "": everything
 };
 
+// Workloads and their from_workload edges are not exported yet.
 // Receives an export, record by record, in an order where every reference points to a record
 // sent earlier: tasks, hardware, runs, the sources of the attempts, attempts (parents before
 // children), outcomes, insights, evidence edges, used edges. Nodes come with their store ids, so
@@ -258,6 +264,14 @@ class GraphStore {
   // Question 5, what helped: the items `attempt`'s context held, and the credit of items.
   virtual Result<std::vector<UsedEdge>> UsedBy(NodeId attempt) = 0;
   virtual Result<std::vector<UsageStats>> Usage(const std::vector<NodeRef>& targets) = 0;
+
+  // Deployment workloads (NotFound when absent), all of them by id, and the tasks extracted
+  // from one (its from_workload edges, by task id) or the workloads a task came from (by
+  // workload id).
+  virtual Result<WorkloadNode> GetWorkload(NodeId id) = 0;
+  virtual Result<std::vector<WorkloadNode>> ListWorkloads() = 0;
+  virtual Result<std::vector<FromWorkloadEdge>> WorkloadTasks(NodeId workload) = 0;
+  virtual Result<std::vector<FromWorkloadEdge>> TaskWorkloads(NodeId task) = 0;
 
   // Streams the graph (or a family's subgraph) to `sink` from one snapshot.
   virtual Status Export(const ExportFilter& filter, GraphSink& sink) = 0;

@@ -30,14 +30,14 @@ namespace kope::memory {
 using NodeId = int64_t;
 
 // The numbering is stored (used and usage tables): append, never reorder.
-enum class NodeKind { kTask, kHardware, kRun, kAttempt, kOutcome, kInsight };
+enum class NodeKind { kTask, kHardware, kRun, kAttempt, kOutcome, kInsight, kWorkload };
 
-// "task", "hardware", "run", "attempt", "outcome", "insight".
+// "task", "hardware", "run", "attempt", "outcome", "insight", "workload".
 std::string_view NodeKindName(NodeKind kind);
 Result<NodeKind> ParseNodeKind(std::string_view name);
 
 // A typed reference to one node, written "attempt:42" (short forms "a42", "t3", "h1", "r7",
-// "o9", "i5" are accepted by ParseNodeRef; a bare number means an attempt).
+// "o9", "i5", "w2" are accepted by ParseNodeRef; a bare number means an attempt).
 struct NodeRef {
   NodeKind kind = NodeKind::kAttempt;
   NodeId id = 0;
@@ -184,12 +184,34 @@ struct UsedEdge {
   std::optional<double> credit;  // its share of the credit, once credited
 };
 
+// A deployment workload (`kope deploy profile`): its name and the content hash of its normalized
+// form (workload.json), so that profiling the same workload again finds the same node.
+struct WorkloadNode {
+  NodeId id = 0;
+  std::string key;  // empty on write: WorkloadKey(name, workload_hash)
+  std::string name;
+  std::string workload_hash;      // ContentHash of workload.json
+  std::string attrs_json = "{}";  // model, dtype, device, request mix, ... as a JSON object
+  UnixMillis created_at = 0;
+};
+
+// workload `from_workload` task: the task was extracted from the workload's profile.
+struct FromWorkloadEdge {
+  NodeId workload_id = 0;
+  NodeId task_id = 0;
+  std::vector<std::string> phases;  // "prefill", "decode": the phases the task's shapes come from
+  double weight = 0;  // the task's phase-weighted share of the workload's time, in [0, 1]
+  std::string attrs_json = "{}";  // rank, score, Amdahl ceiling, ... as a JSON object
+  UnixMillis created_at = 0;
+};
+
 // The content-derived keys. Parts are length-prefixed before hashing, so that no two
 // different tuples give the same input. Attempt and outcome keys are the first 16 hex digits of
 // their run's (resp. attempt's) key followed by 16 of the content hash: one episode's nodes then
 // sit together in the key index, which keeps inserts cheap in a large store.
 std::string TaskKey(std::string_view name, std::string_view spec_hash);
 std::string HardwareKey(std::string_view backend, std::string_view device, std::string_view arch);
+std::string WorkloadKey(std::string_view name, std::string_view workload_hash);
 std::string AttemptKey(std::string_view run_key, std::string_view parent_key,
                        std::string_view source_hash, std::string_view decision,
                        std::string_view proposer);

@@ -175,7 +175,29 @@ DROP INDEX outcomes_best_family;
 DROP INDEX outcomes_best_hardware;
 )sql";
 
-constexpr const char* kMigrations[] = {kSchemaV1, kSchemaV2, kSchemaV3};
+// Version 4: deployment workloads (`kope deploy profile`) and their from_workload edges to the
+// tasks extracted from them. Frozen.
+constexpr const char* kSchemaV4 = R"sql(
+CREATE TABLE workloads(
+  id INTEGER PRIMARY KEY,
+  key BLOB NOT NULL UNIQUE,
+  name TEXT NOT NULL,
+  workload_hash TEXT NOT NULL,
+  attrs TEXT NOT NULL DEFAULT '{}',
+  created_at INTEGER NOT NULL);
+
+CREATE TABLE from_workload(
+  workload_id INTEGER NOT NULL REFERENCES workloads(id),
+  task_id INTEGER NOT NULL REFERENCES tasks(id),
+  phases TEXT NOT NULL DEFAULT '',
+  weight REAL NOT NULL DEFAULT 0,
+  attrs TEXT NOT NULL DEFAULT '{}',
+  created_at INTEGER NOT NULL,
+  PRIMARY KEY(workload_id, task_id)) WITHOUT ROWID;
+CREATE INDEX from_workload_task ON from_workload(task_id);
+)sql";
+
+constexpr const char* kMigrations[] = {kSchemaV1, kSchemaV2, kSchemaV3, kSchemaV4};
 constexpr int kMigrationCount = static_cast<int>(sizeof(kMigrations) / sizeof(kMigrations[0]));
 static_assert(kMigrationCount == kSqliteSchemaVersion, "every schema version needs its migration");
 

@@ -172,6 +172,8 @@ std::string_view TableOf(NodeKind kind) {
       return "outcomes";
     case NodeKind::kInsight:
       return "insights";
+    case NodeKind::kWorkload:
+      return "workloads";
   }
   return "tasks";
 }
@@ -316,6 +318,8 @@ Result<StoreStats> SqliteStore::Stats() {
       {&s.source_bytes, "SELECT coalesce(sum(length(CAST(text AS BLOB))), 0) FROM sources"},
       {&s.evidence_edges, "SELECT count(*) FROM insight_evidence"},
       {&s.used_edges, "SELECT count(*) FROM used"},
+      {&s.workloads, "SELECT count(*) FROM workloads"},
+      {&s.from_workload_edges, "SELECT count(*) FROM from_workload"},
       {&s.valid_outcomes,
        "SELECT count(*) FROM outcomes WHERE verdict = 'valid' AND flagged = 0 AND speedup IS NOT "
        "NULL"},

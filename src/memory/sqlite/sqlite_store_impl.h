@@ -84,6 +84,10 @@ class SqliteStore final : public GraphStore {
   Result<std::vector<EvidenceEdge>> Evidence(NodeId insight) override;
   Result<std::vector<UsedEdge>> UsedBy(NodeId attempt) override;
   Result<std::vector<UsageStats>> Usage(const std::vector<NodeRef>& targets) override;
+  Result<WorkloadNode> GetWorkload(NodeId id) override;
+  Result<std::vector<WorkloadNode>> ListWorkloads() override;
+  Result<std::vector<FromWorkloadEdge>> WorkloadTasks(NodeId workload) override;
+  Result<std::vector<FromWorkloadEdge>> TaskWorkloads(NodeId task) override;
   Status Export(const ExportFilter& filter, GraphSink& sink) override;
   Result<StoreStats> Stats() override;
   Status CheckIntegrity() override;

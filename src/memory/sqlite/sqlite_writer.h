@@ -1,6 +1,7 @@
 // SqliteWriter, private to the SQLite store: the GraphWriter that SqliteStore::Write hands its
 // body, inside one write transaction. Nodes are written in sqlite_writer.cc, edges and sources
-// in sqlite_writer_edges.cc. Used by one thread, within one Write.
+// in sqlite_writer_edges.cc, workloads in sqlite_workloads.cc. Used by one thread, within one
+// Write.
 #ifndef KOPE_SRC_MEMORY_SQLITE_SQLITE_WRITER_H_
 #define KOPE_SRC_MEMORY_SQLITE_SQLITE_WRITER_H_
 
@@ -36,6 +37,8 @@ class SqliteWriter final : public GraphWriter {
   Result<int> CreditUsed(NodeId attempt, double total_credit) override;
   Result<std::string> PutSource(std::string_view text) override;
   Result<NodeId> FindByKey(NodeKind kind, std::string_view key) override;
+  Result<NodeId> PutWorkload(const WorkloadNode& workload) override;
+  Result<bool> AddFromWorkload(const FromWorkloadEdge& edge) override;
 
  private:
   Result<std::string> KeyOf(std::string_view table, NodeKind kind, NodeId id);
