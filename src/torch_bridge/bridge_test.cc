@@ -382,7 +382,8 @@ TEST_P(TorchBridgeCase, GetsItsVerdict) {
 void ExpectExtensionBuiltOnce(Backend& backend, const EvalOptions& options) {
   Result<Task> task = ImportedTask("scaled_relu", "");
   ASSERT_TRUE(task.ok()) << task.status().ToString();
-  const std::string source = ReadTestFile(TestData() / "candidates" / "scaled_relu_load_inline.py");
+  const std::string source =
+      ReadFileText(TestData() / "candidates" / "scaled_relu_load_inline.py").value_or("");
   Evaluator evaluator(backend, options);
   std::map<fs::path, fs::file_time_type> built;
   for (int evaluation = 0; evaluation < 2; ++evaluation) {
