@@ -206,9 +206,10 @@ def _write_task(module, workload, entries, o, out):
         return "no call of the unit seen in the profile"
     sets.sort(key=lambda s: -s[1])
     where = f"{o['module_type']} at {path}" if path else o["module_type"]
+    # The file holds no measured figure (its rank and share are profile.json's): the same unit
+    # of the same workload is the same task on every profile.
     source = templates.source(kind, sets[0][2], constants, f"{o['name']}: {where}",
-                              workload["name"], f"rank {o['rank']}, {100 * o['share']:.1f}% of "
-                              "its time")
+                              workload["name"], "its rank and share of the time are in profile.json")
     folder = os.path.join(out, "tasks", o["name"])
     with tempfile.TemporaryDirectory() as tmp:
         problem = os.path.join(tmp, f"{o['name']}.py")
