@@ -144,20 +144,6 @@ RunNode ReadRun(const Query& q) {
   return r;
 }
 
-Status NotFoundNode(NodeKind kind, NodeId id) {
-  return Status::NotFound("no " + FormatNodeRef({kind, id}) + " in the store");
-}
-
-// One row by id through `sql` (which ends in "WHERE <table>.id = ?"), read by `read`.
-template <typename Node, typename Reader>
-Result<Node> OneById(Db& db, std::string_view sql, NodeKind kind, NodeId id, Reader read) {
-  KOPE_ASSIGN_OR_RETURN(Query q, db.Prepare(sql));
-  q.Bind(1, id);
-  KOPE_ASSIGN_OR_RETURN(bool row, q.Step());
-  if (!row) return NotFoundNode(kind, id);
-  return read(q);
-}
-
 std::string_view TableOf(NodeKind kind) {
   switch (kind) {
     case NodeKind::kTask:
@@ -179,6 +165,10 @@ std::string_view TableOf(NodeKind kind) {
 }
 
 }  // namespace
+
+Status NotFoundNode(NodeKind kind, NodeId id) {
+  return Status::NotFound("no " + FormatNodeRef({kind, id}) + " in the store");
+}
 
 Result<TaskNode> SqliteStore::GetTask(NodeId id) {
   std::lock_guard lock(mu_);

@@ -133,6 +133,19 @@ class SqliteStore final : public GraphStore {
   std::deque<NodeId> recent_order_;
 };
 
+// NotFound for a node the store does not hold ("no t12 in the store").
+Status NotFoundNode(NodeKind kind, NodeId id);
+
+// One row by id through `sql` (which ends in "WHERE <table>.id = ?"), read by `read`.
+template <typename Node, typename Reader>
+Result<Node> OneById(Db& db, std::string_view sql, NodeKind kind, NodeId id, Reader read) {
+  KOPE_ASSIGN_OR_RETURN(Query q, db.Prepare(sql));
+  q.Bind(1, id);
+  KOPE_ASSIGN_OR_RETURN(bool row, q.Step());
+  if (!row) return NotFoundNode(kind, id);
+  return read(q);
+}
+
 }  // namespace kope::memory::sqlite
 
 #endif  // KOPE_SRC_MEMORY_SQLITE_STORE_IMPL_H_

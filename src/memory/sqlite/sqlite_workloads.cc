@@ -96,13 +96,8 @@ Result<bool> SqliteWriter::AddFromWorkload(const FromWorkloadEdge& e) {
 
 Result<WorkloadNode> SqliteStore::GetWorkload(NodeId id) {
   std::lock_guard lock(mu_);
-  KOPE_ASSIGN_OR_RETURN(Query q, db_->Prepare(std::string(kWorkloadSql) + " WHERE id = ?"));
-  q.Bind(1, id);
-  KOPE_ASSIGN_OR_RETURN(bool row, q.Step());
-  if (!row) {
-    return Status::NotFound("no " + FormatNodeRef({NodeKind::kWorkload, id}) + " in the store");
-  }
-  return ReadWorkload(q);
+  static const std::string sql = std::string(kWorkloadSql) + " WHERE id = ?";
+  return OneById<WorkloadNode>(*db_, sql, NodeKind::kWorkload, id, ReadWorkload);
 }
 
 Result<std::vector<WorkloadNode>> SqliteStore::ListWorkloads() {
