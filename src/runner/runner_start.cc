@@ -81,6 +81,11 @@ std::vector<std::string> ChildEnvironment(const SandboxLimits& limits, bool gpu)
   const int fill = perturb ^ 0xff;                                  // 0xc0-0xfe, 0x41-0x7f
   env.push_back("MALLOC_PERTURB_=" + std::to_string(perturb));
   env.emplace_back("MALLOC_MMAP_THRESHOLD_=33554432");
+  // Freed heap memory stays in the process: with the threshold fixed, glibc would otherwise
+  // return every free at the heap's top to the kernel, and whether a call's allocations fault
+  // in fresh pages would depend on the process's history (the same code timed 3x apart in two
+  // runners).
+  env.emplace_back("MALLOC_TRIM_THRESHOLD_=68719476736");
   if (sandbox_internal::kAddressSanitizer && limits.max_address_space_bytes > 0) {
     const uint64_t mb = std::max<uint64_t>(limits.max_address_space_bytes >> 20, 64);
     env.push_back("ASAN_OPTIONS=soft_rss_limit_mb=" + std::to_string(mb) + ":hard_rss_limit_mb=" +

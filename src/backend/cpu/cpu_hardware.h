@@ -13,7 +13,8 @@ std::string CpuFeatureFlags();
 
 // The CPU's description with measured copy bandwidth and peak f32 FMA rate.
 // The figures come from a probe program compiled with the backend's compiler
-// and run once per machine class; they are cached as JSON in the cache folder.
+// and run once per machine class; they are cached as JSON in the cache folder (figures taken
+// while other work kept the machine busy are measured again once it is quiet).
 Result<HardwareInfo> DescribeCpu(const CpuBackendOptions& options,
                                  const std::string& compiler_version);
 
