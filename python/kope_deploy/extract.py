@@ -62,6 +62,8 @@ def plan(o, model, types):
         return "act_mul", path, {"ACT": act, "DTYPE": dtype}
     elif kind == "experts":
         return None, "experts take the router's choices as inputs: not extracted yet"
+    elif kind in ("layer", "attention_module"):
+        return _plan_step(o, model, types, dtype, config)
     elif kind in ("rotary", "attention", "mlp", "moe"):
         path = _first(types, "^" + o["module_type"] + "$")
     else:
@@ -84,21 +86,47 @@ def plan(o, model, types):
         return None, "only a transformers module rebuilds from its model's config"
     if kind in ("mlp", "moe"):
         module = model.get_submodule(path)
-        diff = config.to_diff_dict()
-        for k in ("architectures", "transformers_version", "dtype", "torch_dtype",
-                  "_attn_implementation_autoset"):
-            diff.pop(k, None)
         kwargs = {}
         size = getattr(module, "intermediate_size", None)
         if isinstance(size, int) and size != getattr(config, "intermediate_size", size):
             kwargs["intermediate_size"] = size  # a shared expert's own width
         if not _rebuilds(type(module), config, kwargs, module):
             return None, f"{type(module).__name__} does not rebuild from the model's config"
-        constants.update({"CONFIG_CLASS": repr(type(config).__name__), "CONFIG": repr(diff),
-                          "MODULE_PATH": repr(type(module).__module__),
-                          "MODULE_CLASS": repr(type(module).__name__),
-                          "MODULE_KWARGS": repr(kwargs)})
+        constants.update(_module_constants(module, config), MODULE_KWARGS=repr(kwargs))
     return kind, path, constants
+
+
+def _module_constants(module, config):
+    """The MODULE template's constants: the config's fields and where the class lives."""
+    diff = config.to_diff_dict()
+    for k in ("architectures", "transformers_version", "dtype", "torch_dtype",
+              "_attn_implementation_autoset"):
+        diff.pop(k, None)
+    return {"CONFIG_CLASS": repr(type(config).__name__), "CONFIG": repr(diff),
+            "MODULE_PATH": repr(type(module).__module__),
+            "MODULE_CLASS": repr(type(module).__name__)}
+
+
+def _plan_step(o, model, types, dtype, config):
+    """A decoder layer or attention module at its main phase: its prefill over the prompt, or
+    one decode step over a KV cache (the two take different inputs: one task each)."""
+    path = _first(types, "^" + o["module_type"] + "$")
+    rotary = _first(types, r"RotaryEmbedding$")
+    if path is None or rotary is None or config is None:
+        return None, "no instance, rotary embedding or config found"
+    module = model.get_submodule(path)
+    if not type(module).__module__.startswith("transformers.") or \
+            not _rebuilds(type(module), config, {"layer_idx": 0}, module):
+        return None, f"{type(module).__name__} does not rebuild from the model's config"
+    phase = o["phases"][0]
+    heads = config.num_attention_heads
+    constants = {"DTYPE": dtype, **_module_constants(module, config),
+                 "ROTARY_CLASS": repr(type(model.get_submodule(rotary)).__name__),
+                 "ATTENTION": repr(getattr(config, "_attn_implementation", None) or "sdpa"),
+                 "KV_SHAPE": repr((  # (heads, dim): a tuple, as the file's integers are its sizes
+                     getattr(config, "num_key_value_heads", None) or heads,
+                     getattr(config, "head_dim", None) or config.hidden_size // heads))}
+    return f"step_{phase}", path, constants
 
 
 def _rebuilds(cls, config, kwargs, instance):
@@ -113,10 +141,14 @@ def _rebuilds(cls, config, kwargs, instance):
     return shapes(rebuilt) == shapes(instance)
 
 
-def sizes(kind, path, model, call):
-    """The template's integers at one call's shapes (None where the call does not fit)."""
+def sizes(kind, path, model, call, request=None):
+    """The template's integers at one call's shapes (None where the call does not fit); a
+    decode step's cache holds the prompt and half the decode steps (its mean length)."""
     shapes = [list(s.shape) if isinstance(s, torch.Tensor) else s for s in _tensor_args(call)]
     try:
+        if kind == "step_decode":
+            return {"batch_size": shapes[0][0],
+                    "past_len": request["prompt"] + request["decode"] // 2}
         if kind == "attention":
             q, k = shapes[0], shapes[1]
             return {"batch_size": q[0], "num_heads": q[1], "num_kv_heads": k[1], "q_len": q[2],
@@ -135,7 +167,7 @@ def sizes(kind, path, model, call):
         if kind == "act_mul":
             return {"batch_size": b, "seq_len": s,
                     "intermediate_size": model.get_submodule(f"{path}.up_proj").out_features}
-        if kind in ("mlp", "moe", "experts"):
+        if kind in ("mlp", "moe", "experts", "step_prefill"):
             return {"batch_size": b, "seq_len": s}
         return {"batch_size": b, "seq_len": s, "hidden_size": h}
     except (IndexError, ValueError, TypeError, AttributeError):
@@ -195,16 +227,21 @@ def _write_task(module, workload, entries, o, out):
     kind, path, constants = planned
     sets = []  # (label, weight, integers)
     for e in entries:
-        for ph in ("prefill", "decode"):
+        for ph in _phases(kind):
             call = e["calls"].get((ph, path))
-            s = sizes(kind, path, module, call) if call else None
+            s = sizes(kind, path, module, call, e["request"]) if call else None
             if s is not None:
                 label = f"entry {e['entry']} {ph}"
                 w = o["size_sets"].get(f"entry{e['entry']}_{ph}", {}).get("weight", 0.0)
                 sets.append((label, w, s))
     if not sets:
         return "no call of the unit seen in the profile"
-    sets.sort(key=lambda s: -s[1])
+    # The bench set is the one with most of the traffic's tokens, not of its measured time: the
+    # same workload gives the same task on every profile, however the timings vary.
+    tokens = {f"entry {e['entry']} {ph}": e["weight"] * e["request"]["batch"] *
+              e["request"]["prompt" if ph == "prefill" else "decode"]
+              for e in entries for ph in ("prefill", "decode")}
+    sets.sort(key=lambda s: (-tokens[s[0]], s[0]))
     where = f"{o['module_type']} at {path}" if path else o["module_type"]
     # The file holds no measured figure (its rank and share are profile.json's): the same unit
     # of the same workload is the same task on every profile.
@@ -218,18 +255,24 @@ def _write_task(module, workload, entries, o, out):
         importer.import_problem(problem, folder, [(l, s) for l, _, s in sets],
                                 task_name=o["name"],
                                 description=f"{where} in workload {workload['name']}",
-                                family=templates.FAMILIES[kind])
+                                family=templates.FAMILIES.get(o["kind"],
+                                                              templates.FAMILIES[kind]))
     _write_activations(kind, path, entries, folder)
     o["task_sets"] = [{"label": l, "weight": w, "sizes": s} for l, w, s in sets]
     o["task"] = f"tasks/{o['name']}"
     return None
 
 
+def _phases(kind):
+    """The phases whose calls a template's size sets come from."""
+    return (kind[len("step_"):],) if kind.startswith("step_") else ("prefill", "decode")
+
+
 def _write_activations(kind, path, entries, folder):
     from safetensors.torch import save_file
     tensors = {}
     for e in entries:
-        for ph in ("prefill", "decode"):
+        for ph in _phases(kind):
             for name, t in activations(kind, path, e["captures"], ph).items():
                 if isinstance(t, torch.Tensor):
                     tensors[f"entry{e['entry']}.{ph}.{name}"] = t.contiguous()

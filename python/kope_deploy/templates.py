@@ -146,15 +146,84 @@ def get_inputs():
     return [torch.randn(batch_size, seq_len, CONFIG["hidden_size"], dtype=DTYPE)]
 ''')
 
+# One prefill, or one decode step over a KV cache, of the model's own decoder layer or attention
+# module: the rotary embedding and the cache as the workload's model builds them.
+STEP_MODULE = '''
+import transformers
+
+
+class Model(nn.Module):
+    """{what} of the model's own module class, built from its config, its weights drawn anew
+    (norm weights around 1): the rotary embedding is the model's, positions follow the cache."""
+
+    def __init__(self):
+        super().__init__()
+        config = getattr(transformers, CONFIG_CLASS)(**CONFIG)
+        config._attn_implementation = ATTENTION
+        modeling = __import__(MODULE_PATH, fromlist=[MODULE_CLASS])
+        self.module = getattr(modeling, MODULE_CLASS)(config, layer_idx=0).to(DTYPE)
+        self.rotary = getattr(modeling, ROTARY_CLASS)(config)
+        with torch.no_grad():
+            for name, p in self.module.named_parameters():
+                if "norm" in name:
+                    p.copy_(1 + 0.1 * torch.randn_like(p))
+                else:
+                    p.normal_(0.0, 0.02)
+
+    def step(self, hidden_states, positions, mask, cache):
+        cos_sin = self.rotary(hidden_states, positions)
+        out = self.module(hidden_states, attention_mask=mask, position_ids=positions,
+                          past_key_values=cache, position_embeddings=cos_sin)
+        return out[0] if isinstance(out, tuple) else out
+'''
+
+STEP_PREFILL = ("batch_size seq_len", "hidden_states", STEP_MODULE.format(
+    what="The prefill of a prompt through one layer") + '''
+    def forward(self, hidden_states):
+        b, s = hidden_states.shape[:2]
+        positions = torch.arange(s, device=hidden_states.device).expand(b, s)
+        mask = None  # SDPA masks causally itself where no mask is given
+        if ATTENTION == "eager":
+            lowest = torch.finfo(hidden_states.dtype).min
+            mask = torch.full((s, s), lowest, dtype=hidden_states.dtype,
+                              device=hidden_states.device).triu(1)[None, None]
+        return self.step(hidden_states, positions, mask, None)
+
+
+def get_inputs():
+    return [torch.randn(batch_size, seq_len, CONFIG["hidden_size"], dtype=DTYPE)]
+''')
+
+STEP_DECODE = ("batch_size past_len", "hidden_states past_key past_value", STEP_MODULE.format(
+    what="One decode step (one new token per sequence) through one layer") + '''
+    def forward(self, hidden_states, past_key, past_value):
+        """(the step's output, the key and value it appends to the cache)."""
+        from transformers import DynamicCache
+        cache = DynamicCache()
+        cache.update(past_key, past_value, 0)
+        b, past = hidden_states.shape[0], past_key.shape[2]
+        positions = torch.full((b, 1), past, device=hidden_states.device)
+        out = self.step(hidden_states, positions, None, cache)
+        layer = cache.layers[0]
+        return out, layer.keys[:, :, past:], layer.values[:, :, past:]
+
+
+def get_inputs():
+    return [torch.randn(batch_size, 1, CONFIG["hidden_size"], dtype=DTYPE),
+            torch.randn(batch_size, KV_SHAPE[0], past_len, KV_SHAPE[1], dtype=DTYPE),
+            torch.randn(batch_size, KV_SHAPE[0], past_len, KV_SHAPE[1], dtype=DTYPE)]
+''')
+
 TEMPLATES = {"norm": RMSNORM, "add_norm": ADD_NORM, "act_mul": ACT_MUL, "rotary": ROTARY,
              "attention": ATTENTION, "linear": LINEAR, "mlp": MODULE, "moe": MODULE,
-             "experts": MODULE}
+             "experts": MODULE, "step_prefill": STEP_PREFILL, "step_decode": STEP_DECODE}
 ACTS = {"silu": "F.silu", "swish": "F.silu", "gelu": "F.gelu", "relu": "F.relu",
         "gelu_pytorch_tanh": "lambda x: F.gelu(x, approximate='tanh')",
         "gelu_new": "lambda x: F.gelu(x, approximate='tanh')"}
 FAMILIES = {"norm": "norm", "add_norm": "norm", "act_mul": "elementwise", "rotary": "elementwise",
             "attention": "attention", "linear": "matmul", "mlp": "mlp", "moe": "moe",
-            "experts": "moe"}
+            "experts": "moe", "step_prefill": "layer", "step_decode": "layer",
+            "layer": "layer", "attention_module": "attention"}
 DTYPE_NAMES = {"bf16": "torch.bfloat16", "fp16": "torch.float16", "fp32": "torch.float32"}
 
 
