@@ -61,7 +61,7 @@ def plan(o, model, types):
             return None, "unknown activation"
         return "act_mul", path, {"ACT": act, "DTYPE": dtype}
     elif kind == "experts":
-        return None, "experts take the router's choices as inputs: not extracted yet"
+        return _plan_experts(o, model, types, dtype, config)
     elif kind in ("layer", "attention_module"):
         return _plan_step(o, model, types, dtype, config)
     elif kind in ("rotary", "attention", "mlp", "moe"):
@@ -105,6 +105,21 @@ def _module_constants(module, config):
     return {"CONFIG_CLASS": repr(type(config).__name__), "CONFIG": repr(diff),
             "MODULE_PATH": repr(type(module).__module__),
             "MODULE_CLASS": repr(type(module).__name__)}
+
+
+def _plan_experts(o, model, types, dtype, config):
+    """An experts module, given the router's choices (indices and weights) as inputs."""
+    path = _first(types, "^" + o["module_type"] + "$")
+    if path is None or config is None:
+        return None, "no instance or config found"
+    module = model.get_submodule(path)
+    experts = getattr(module, "num_experts", None)
+    k = getattr(config, "num_experts_per_tok", None)
+    if not type(module).__module__.startswith("transformers.") or experts is None or k is None \
+            or not _rebuilds(type(module), config, {}, module):
+        return None, f"{type(module).__name__} does not rebuild from the model's config"
+    return "experts", path, {"DTYPE": dtype, **_module_constants(module, config),
+                             "ROUTING": repr((experts, k))}  # (experts, chosen per token)
 
 
 def _plan_step(o, model, types, dtype, config):
@@ -157,6 +172,8 @@ def sizes(kind, path, model, call, request=None):
             q, k = shapes[0], shapes[1]
             return {"batch_size": q[0], "num_heads": q[1], "num_kv_heads": k[1],
                     "seq_len": q[2], "head_dim": q[3]}
+        if kind == "experts":
+            return {"tokens": shapes[0][0]}
         if len(shapes[0]) == 2:  # tokens flattened (an MoE block's experts)
             shapes[0] = [shapes[0][0], 1, shapes[0][1]]
         b, s, h = shapes[0]
@@ -167,7 +184,7 @@ def sizes(kind, path, model, call, request=None):
         if kind == "act_mul":
             return {"batch_size": b, "seq_len": s,
                     "intermediate_size": model.get_submodule(f"{path}.up_proj").out_features}
-        if kind in ("mlp", "moe", "experts", "step_prefill"):
+        if kind in ("mlp", "moe", "step_prefill"):
             return {"batch_size": b, "seq_len": s}
         return {"batch_size": b, "seq_len": s, "hidden_size": h}
     except (IndexError, ValueError, TypeError, AttributeError):
@@ -236,12 +253,13 @@ def _write_task(module, workload, entries, o, out):
                 sets.append((label, w, s))
     if not sets:
         return "no call of the unit seen in the profile"
-    # The bench set is the one with most of the traffic's tokens, not of its measured time: the
-    # same workload gives the same task on every profile, however the timings vary.
+    # The bench set is of the unit's main phase (the one its name ends with), the one with most
+    # of the traffic's tokens there rather than of its measured time: the same workload gives
+    # the same task on every profile, however the timings vary.
     tokens = {f"entry {e['entry']} {ph}": e["weight"] * e["request"]["batch"] *
               e["request"]["prompt" if ph == "prefill" else "decode"]
               for e in entries for ph in ("prefill", "decode")}
-    sets.sort(key=lambda s: (-tokens[s[0]], s[0]))
+    sets.sort(key=lambda s: (not s[0].endswith(o["phases"][0]), -tokens[s[0]], s[0]))
     where = f"{o['module_type']} at {path}" if path else o["module_type"]
     # The file holds no measured figure (its rank and share are profile.json's): the same unit
     # of the same workload is the same task on every profile.

@@ -15,13 +15,18 @@ from . import extract, templates
 EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "deploy")
 
 
-def tiny_llama(attention):
-    with open(os.path.join(EXAMPLES, "tiny-llama.toml"), "rb") as f:
+def tiny(name, attention="sdpa"):
+    with open(os.path.join(EXAMPLES, f"{name}.toml"), "rb") as f:
         spec = tomllib.load(f)["model"]
-    config = transformers.LlamaConfig(**spec["config"])
+    cls = getattr(transformers, spec["architecture"])
+    config = cls.config_class(**spec["config"])
     config._attn_implementation = attention
     torch.manual_seed(0)
-    return transformers.LlamaForCausalLM(config).eval()
+    return cls(config).eval()
+
+
+def tiny_llama(attention):
+    return tiny("tiny-llama", attention)
 
 
 def layer_zero_call(model, path, ids, past=None):
@@ -43,15 +48,17 @@ def layer_zero_call(model, path, ids, past=None):
     return seen["in"], seen["out"], before, result.past_key_values
 
 
-def extracted(model, module_type, phase, sizes):
+def extracted(model, module_type, phase, sizes, kind=None):
     types = {p or extract.ROOT: type(m).__name__ for p, m in model.named_modules()}
-    o = {"grain": "subgraph", "kind": "layer" if module_type.endswith("Layer") else
-         "attention_module", "module_type": module_type, "phases": [phase], "dtype": "fp32"}
+    kind = kind or ("layer" if module_type.endswith("Layer") else "attention_module")
+    o = {"grain": "subgraph", "kind": kind, "module_type": module_type, "phases": [phase],
+         "dtype": "fp32"}
     kind, path, constants = extract.plan(o, model, types)
-    source = templates.source(kind, sizes, constants, "test", "tiny-llama", "a test")
-    built = problem.build_model(problem.load_module(source, "problem.py", sizes))
+    source = templates.source(kind, sizes, constants, "test", "tiny", "a test")
+    loaded = problem.load_module(source, "problem.py", sizes)
+    built = problem.build_model(loaded)
     built.module.load_state_dict(model.get_submodule(path).state_dict())
-    return kind, path, built.eval()
+    return kind, path, built.eval(), loaded
 
 
 class StepModuleTest(unittest.TestCase):
@@ -63,7 +70,7 @@ class StepModuleTest(unittest.TestCase):
                     model = tiny_llama(attention)
                     ids = torch.randint(0, 256, (2, 7))
                     x, y, _, _ = layer_zero_call(model, path, ids)
-                    kind, found, built = extracted(model, module_type, "prefill",
+                    kind, found, built, _ = extracted(model, module_type, "prefill",
                                                    {"batch_size": 2, "seq_len": 7})
                     self.assertEqual((kind, found), ("step_prefill", path))
                     with torch.no_grad():
@@ -77,7 +84,7 @@ class StepModuleTest(unittest.TestCase):
                 _, _, _, cache = layer_zero_call(model, "model.layers.0", prompt)
                 step = torch.randint(0, 256, (2, 1))
                 x, y, (k, v), after = layer_zero_call(model, "model.layers.0", step, cache)
-                kind, _, built = extracted(model, "LlamaDecoderLayer", "decode",
+                kind, _, built, _ = extracted(model, "LlamaDecoderLayer", "decode",
                                            {"batch_size": 2, "past_len": 5})
                 self.assertEqual(kind, "step_decode")
                 with torch.no_grad():
@@ -85,6 +92,30 @@ class StepModuleTest(unittest.TestCase):
                 torch.testing.assert_close(out, y)
                 torch.testing.assert_close(new_k, after.layers[0].keys[:, :, 5:])
                 torch.testing.assert_close(new_v, after.layers[0].values[:, :, 5:])
+
+
+class ExpertsTest(unittest.TestCase):
+    def test_experts_match_the_model_given_its_routers_choices(self):
+        model = tiny("tiny-moe")
+        path = "model.layers.0.mlp.experts"
+        seen = {}
+
+        def hook(module, args, out):
+            seen.setdefault("call", (args, out))
+
+        handle = model.get_submodule(path).register_forward_hook(hook)
+        with torch.no_grad():
+            model(torch.randint(0, 256, (2, 6)))
+        handle.remove()
+        (x, index, weights), y = seen["call"]
+        kind, found, built, loaded = extracted(model, "Qwen2MoeExperts", "prefill",
+                                               {"tokens": x.shape[0]}, kind="experts")
+        self.assertEqual((kind, found), ("experts", path))
+        inputs = loaded.get_inputs()
+        self.assertEqual([(list(t.shape), t.dtype) for t in inputs],
+                         [(list(t.shape), t.dtype) for t in (x, index, weights)])
+        with torch.no_grad():
+            torch.testing.assert_close(built(x, index, weights), y)
 
 
 if __name__ == "__main__":

@@ -146,6 +146,34 @@ def get_inputs():
     return [torch.randn(batch_size, seq_len, CONFIG["hidden_size"], dtype=DTYPE)]
 ''')
 
+EXPERTS = ("tokens", "hidden_states top_k_index top_k_weights", '''
+import transformers
+
+
+class Model(nn.Module):
+    """The model's own experts module, built from its config, its weights drawn anew: every
+    token through the experts the router chose for it, weighted as the router weighed them."""
+
+    def __init__(self):
+        super().__init__()
+        config = getattr(transformers, CONFIG_CLASS)(**CONFIG)
+        module = getattr(__import__(MODULE_PATH, fromlist=[MODULE_CLASS]), MODULE_CLASS)
+        self.module = module(config).to(DTYPE)
+        with torch.no_grad():
+            for p in self.module.parameters():
+                p.normal_(0.0, 0.02)
+
+    def forward(self, hidden_states, top_k_index, top_k_weights):
+        return self.module(hidden_states, top_k_index, top_k_weights)
+
+
+def get_inputs():
+    experts, k = ROUTING
+    return [torch.randn(tokens, CONFIG["hidden_size"], dtype=DTYPE),
+            torch.randint(0, experts, (tokens, k)),
+            torch.rand(tokens, k, dtype=DTYPE)]
+''')
+
 # One prefill, or one decode step over a KV cache, of the model's own decoder layer or attention
 # module: the rotary embedding and the cache as the workload's model builds them.
 STEP_MODULE = '''
@@ -216,7 +244,7 @@ def get_inputs():
 
 TEMPLATES = {"norm": RMSNORM, "add_norm": ADD_NORM, "act_mul": ACT_MUL, "rotary": ROTARY,
              "attention": ATTENTION, "linear": LINEAR, "mlp": MODULE, "moe": MODULE,
-             "experts": MODULE, "step_prefill": STEP_PREFILL, "step_decode": STEP_DECODE}
+             "experts": EXPERTS, "step_prefill": STEP_PREFILL, "step_decode": STEP_DECODE}
 ACTS = {"silu": "F.silu", "swish": "F.silu", "gelu": "F.gelu", "relu": "F.relu",
         "gelu_pytorch_tanh": "lambda x: F.gelu(x, approximate='tanh')",
         "gelu_new": "lambda x: F.gelu(x, approximate='tanh')"}
