@@ -6,6 +6,7 @@ import io
 import json
 import math
 import os
+import subprocess
 import tempfile
 import tomllib
 import unittest
@@ -14,7 +15,7 @@ import xml.etree.ElementTree as ET
 import torch
 
 from kope_bridge import problem
-from . import profile, testing
+from . import profile
 
 EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "deploy")
 CONTRACT = {  # profile.json's fields (docs/PROFILE_JSON.md) and their types
@@ -29,9 +30,22 @@ CONTRACT = {  # profile.json's fields (docs/PROFILE_JSON.md) and their types
 }
 
 
+def normalized(path):
+    """workload.json's object for the workload file at `path`, as `kope deploy profile` writes
+    it (the binary in $KOPE: ctest sets it)."""
+    kope = os.environ.get("KOPE")
+    if not kope:
+        raise unittest.SkipTest("KOPE (the kope binary) is not set")
+    with tempfile.TemporaryDirectory() as out:
+        subprocess.run([kope, "deploy", "profile", path, "--out", out, "--dry-run"], check=True,
+                       stdout=subprocess.DEVNULL)
+        with open(os.path.join(out, "workload.json")) as f:
+            return json.load(f)
+
+
 def profiled(name, folder):
     """(lines on stdout, exit status, profile.json) of profiling examples/deploy/<name>.toml."""
-    workload = testing.normalized(os.path.join(EXAMPLES, f"{name}.toml"))
+    workload = normalized(os.path.join(EXAMPLES, f"{name}.toml"))
     out = os.path.join(folder, name)
     os.makedirs(out)
     path = os.path.join(out, "workload.json")
@@ -208,7 +222,7 @@ class ErrorTest(unittest.TestCase):
             self.CASES = self.CASES + [({"device": "cuda"}, "no CUDA device")]
         with tempfile.TemporaryDirectory() as tmp:
             for k, (change, message) in enumerate(self.CASES):
-                workload = testing.normalized(os.path.join(EXAMPLES, "tiny-llama.toml"))
+                workload = normalized(os.path.join(EXAMPLES, "tiny-llama.toml"))
                 if isinstance(change, str):
                     script = os.path.join(tmp, f"s{k}.py")
                     with open(script, "w") as f:

@@ -23,13 +23,15 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr const char* kUsage =
-    "usage: kope deploy profile WORKLOAD.toml --out DIR [--top N] [-q] [--store PATH]";
+    "usage: kope deploy profile WORKLOAD.toml --out DIR [--top N] [-q] [--store PATH] "
+    "[--dry-run]";
 
 struct DeployArgs {
   std::string workload;
   std::string out;
   int top = 0;  // 0: the workload's extract.top
   bool quiet = false;
+  bool dry_run = false;  // the workload checked and written as workload.json, nothing run
   std::string store;
   std::vector<std::string> extras;  // words after `kope deploy` that are no subcommand
 };
@@ -107,6 +109,10 @@ int RunProfile(const DeployArgs& args) {
   if (Status s = WriteText(out / "workload.json", workload_json); !s.ok()) {
     return Fail(s.message(), 1);
   }
+  if (args.dry_run) {
+    std::cout << "checked " << args.workload << ": " << (out / "workload.json").string() << "\n";
+    return 0;
+  }
   fs::path profile_path;
   if (int code = Profile(args, out, &profile_path); code != 0) return code;
   Result<deploy::Profile> profile = deploy::ReadProfile(profile_path);
@@ -155,6 +161,8 @@ void RegisterDeployCommand(CLI::App& app, int* exit_code) {
                    "workload's extract.top, else 8)")
       ->check(CLI::Range(1, 1000000));
   profile->add_flag("-q,--quiet", args->quiet, "No progress display");
+  profile->add_flag("--dry-run", args->dry_run,
+                    "Check the workload and write DIR/workload.json (defaults filled in) only");
   profile->add_option("--store", args->store,
                       "Experience store (default: $KOPE_STORE, else the user's data folder)");
   profile->callback([args, exit_code] { *exit_code = RunProfile(*args); });
