@@ -83,8 +83,7 @@ std::vector<std::string> ChildEnvironment(const SandboxLimits& limits, bool gpu)
   env.emplace_back("MALLOC_MMAP_THRESHOLD_=33554432");
   // Freed heap memory stays in the process: with the threshold fixed, glibc would otherwise
   // return every free at the heap's top to the kernel, and whether a call's allocations fault
-  // in fresh pages would depend on the process's history (the same code timed 3x apart in two
-  // runners).
+  // in fresh pages would depend on the process's history, not on the kernel.
   env.emplace_back("MALLOC_TRIM_THRESHOLD_=68719476736");
   if (sandbox_internal::kAddressSanitizer && limits.max_address_space_bytes > 0) {
     const uint64_t mb = std::max<uint64_t>(limits.max_address_space_bytes >> 20, 64);
