@@ -1,6 +1,7 @@
 """Task folders for the top opportunities: a KernelBench-form problem file (templates.py) at the
 workload's exact sizes, turned into a kope task folder by the importer, plus
 activations.safetensors: inputs of the unit captured from the workload's first layer."""
+import json
 import os
 import re
 import tempfile
@@ -11,7 +12,9 @@ from kope_bridge import importer
 
 from . import templates
 from .attribution import ROOT
-from .ranking import LINEAR_OPS
+from .ranking import LINEAR_OPS, pattern
+
+UNIT_FORMAT = "kope-unit-1"
 
 
 def capture_paths(module):
@@ -260,25 +263,41 @@ def _write_task(module, workload, entries, o, out):
               e["request"]["prompt" if ph == "prefill" else "decode"]
               for e in entries for ph in ("prefill", "decode")}
     sets.sort(key=lambda s: (not s[0].endswith(o["phases"][0]), -tokens[s[0]], s[0]))
-    where = f"{o['module_type']} at {path}" if path else o["module_type"]
-    # The file holds no measured figure (its rank and share are profile.json's): the same unit
-    # of the same workload is the same task on every profile.
-    source = templates.source(kind, sets[0][2], constants, f"{o['name']}: {where}",
-                              workload["name"], "its rank and share of the time are in profile.json")
     folder = os.path.join(out, "tasks", o["name"])
-    with tempfile.TemporaryDirectory() as tmp:
-        problem = os.path.join(tmp, f"{o['name']}.py")
-        with open(problem, "w") as f:
-            f.write(source)
-        importer.import_problem(problem, folder, [(l, s) for l, _, s in sets],
-                                task_name=o["name"],
-                                description=f"{where} in workload {workload['name']}",
-                                family=templates.FAMILIES.get(o["kind"],
-                                                              templates.FAMILIES[kind]))
+    # A subgraph unit is every module of its type; an operator's, its place in every layer.
+    where = pattern(path) if o["grain"] == "op" else None
+    write_unit_task(folder, o["name"], (kind, path, constants), [(l, s) for l, _, s in sets],
+                    (o["module_type"], where), workload["name"],
+                    templates.FAMILIES.get(o["kind"], templates.FAMILIES[kind]))
     _write_activations(kind, path, entries, folder)
     o["task_sets"] = [{"label": l, "weight": w, "sizes": s} for l, w, s in sets]
     o["task"] = f"tasks/{o['name']}"
     return None
+
+
+def write_unit_task(folder, name, planned, sets, match, workload_name, family):
+    """The task folder of one unit: its KernelBench-form problem at `sets` (label, integers;
+    the first is the bench set) imported as a task, and unit.json, which says which modules of
+    the model the unit is (`match`: their type, and a path pattern or None for every module of
+    the type): what a patch replaces (patching.py)."""
+    kind, path, constants = planned
+    module_type, paths = match
+    where = f"{module_type} at {path}" if path else module_type
+    # The file holds no measured figure (its rank and share are profile.json's): the same unit
+    # of the same workload is the same task on every profile.
+    source = templates.source(kind, sets[0][1], constants, f"{name}: {where}", workload_name,
+                              "its rank and share of the time are in profile.json")
+    with tempfile.TemporaryDirectory() as tmp:
+        problem = os.path.join(tmp, f"{name}.py")
+        with open(problem, "w") as f:
+            f.write(source)
+        importer.import_problem(problem, folder, sets, task_name=name,
+                                description=f"{where} in workload {workload_name}",
+                                family=family)
+    unit = {"format": UNIT_FORMAT, "kind": kind, "module_type": module_type, "path": path,
+            "pattern": paths}
+    with open(os.path.join(folder, "unit.json"), "w") as f:
+        json.dump(unit, f, indent=1)
 
 
 def _phases(kind):

@@ -1,0 +1,143 @@
+"""The in-model accuracy gate: the patched model against the unpatched one, on random prompts at
+the workload's request shapes (batch and prompt length of every entry, greedy decode steps), so
+that every patch meets the shapes it was validated on.
+
+- Greedy agreement: the share of greedy tokens the patched model picks as the unpatched one did.
+- Teacher-forced: both models over the unpatched model's sequences; top-1 agreement, the mean KL
+  divergence from the unpatched model's next-token distribution, the largest logit difference.
+- Noise: the same figures for the unpatched model itself under two harmless perturbations (the
+  other attention implementation; the prompts one at a time, another reduction order), printed
+  beside the patched ones so that a reader sees what a difference of that size means.
+- Rules: every patch called (engaged); fp32: greedy tokens identical; bf16/fp16: teacher-forced
+  top-1 agreement >= accuracy.min_token_match and, where given, the largest logit difference
+  <= accuracy.max_logit_diff.
+"""
+import math
+
+import torch
+
+MAX_DECODE = 16  # greedy steps per prompt batch (the gate's cost grows with them)
+
+
+class GateError(Exception):
+    """A gate that cannot run as the workload asks."""
+
+
+def prompt_batches(workload, vocab, seed=0):
+    """[(entry, token ids [batch, prompt], decode steps)]: every request entry's shape, in
+    rounds until accuracy.random_prompts sequences are drawn."""
+    accuracy = workload["accuracy"]
+    if accuracy.get("prompts"):
+        raise GateError("accuracy.prompts: text prompts need the model's tokenizer and are not "
+                        "supported by the gate yet; give accuracy.random_prompts")
+    requests = workload["requests"]
+    per_round = sum(r["batch"] for r in requests)
+    rounds = max(1, math.ceil(accuracy.get("random_prompts", 8) / per_round))
+    g = torch.Generator().manual_seed(seed)
+    return [(i, torch.randint(0, vocab, (r["batch"], r["prompt"]), generator=g),
+             min(r["decode"], MAX_DECODE)) for _ in range(rounds) for i, r in enumerate(requests)]
+
+
+@torch.no_grad()
+def trace(model, ids, steps, forced=None):
+    """(tokens [batch, steps], logits [batch, steps, vocab]) of `steps` next tokens through the
+    model's own cache (the prompt's prefill, then one decode step per token, as generate() runs
+    it): each step's token is the model's greedy choice, or with `forced` (teacher forcing) the
+    token given there."""
+    device = next(model.parameters()).device
+    out = model(ids.to(device), use_cache=True)
+    tokens, logits = [], []
+    for k in range(steps):
+        logits.append(out.logits[:, -1].float().cpu())
+        tokens.append(logits[-1].argmax(-1) if forced is None else forced[:, k])
+        if k + 1 < steps:
+            out = model(tokens[-1][:, None].to(device), past_key_values=out.past_key_values,
+                        use_cache=True)
+    return torch.stack(tokens, 1), torch.stack(logits, 1)
+
+
+def compare(reference, logits):
+    """Teacher-forced figures: top-1 agreement, mean KL from the reference's distribution, the
+    largest logit difference."""
+    top1 = (reference.argmax(-1) == logits.argmax(-1)).float().mean().item()
+    kl = torch.nn.functional.kl_div(logits.log_softmax(-1), reference.log_softmax(-1),
+                                    log_target=True, reduction="none").sum(-1).mean().item()
+    return {"top1_agreement": top1, "kl": max(kl, 0.0),
+            "max_logit_diff": (reference - logits).abs().max().item()}
+
+
+def _mean(rows):
+    out = {k: sum(r[k] for r in rows) / len(rows) for k in ("top1_agreement", "kl")}
+    out["max_logit_diff"] = max(r["max_logit_diff"] for r in rows)
+    return out
+
+
+def run(model, patches, workload):
+    """The gate's report: {"passed", "reasons", "patched", "noise", "greedy_agreement",
+    "engagement"}. The patches are applied for the patched runs and removed after."""
+    batches = prompt_batches(workload, model.config.vocab_size)
+    refs = [trace(model, ids, steps) for _, ids, steps in batches]
+    noise = _noise(model, batches, refs)
+    for p in patches:
+        p.apply(model)
+    try:
+        agree, total, rows = 0, 0, []
+        for (_, ids, steps), (tokens, logits) in zip(batches, refs):
+            mine, _ = trace(model, ids, steps)
+            agree += (mine == tokens).sum().item()
+            total += tokens.numel()
+            rows.append(compare(logits, trace(model, ids, steps, forced=tokens)[1]))
+        engagement = [p.engagement() for p in patches]
+    finally:
+        for p in patches:
+            p.remove()
+    report = {"dtype": workload["run"]["dtype"], "prompts": sum(b[1].shape[0] for b in batches),
+              "greedy_agreement": agree / total if total else 1.0, "patched": _mean(rows),
+              "noise": noise, "engagement": engagement}
+    report["reasons"] = _reasons(report, workload["accuracy"])
+    report["passed"] = not report["reasons"]
+    return report
+
+
+def _noise(model, batches, refs):
+    """The unpatched model's own figures with the sequences one at a time, and under the other
+    attention implementation."""
+    def forced(one_at_a_time=False):
+        rows = []
+        for (_, ids, steps), (tokens, logits) in zip(batches, refs):
+            if one_at_a_time:
+                got = torch.cat([trace(model, ids[i:i + 1], steps, tokens[i:i + 1])[1]
+                                 for i in range(ids.shape[0])])
+            else:
+                got = trace(model, ids, steps, tokens)[1]
+            rows.append(compare(logits, got))
+        return _mean(rows)
+
+    out = {"one_at_a_time": forced(one_at_a_time=True)}
+    current = getattr(model.config, "_attn_implementation", None)
+    other = {"sdpa": "eager", "eager": "sdpa"}.get(current)
+    if other is not None and hasattr(model, "set_attn_implementation"):
+        model.set_attn_implementation(other)
+        try:
+            out[f"attention_{other}"] = forced()
+        finally:
+            model.set_attn_implementation(current)
+    return out
+
+
+def _reasons(report, accuracy):
+    reasons = [f"patch {e['task']} was never called (its modules ran their own forward "
+               f"{sum(e['fallbacks'].values())} times)" for e in report["engagement"]
+               if not e["engaged"]]
+    patched = report["patched"]
+    if report["dtype"] == "fp32":
+        if report["greedy_agreement"] < 1.0:
+            reasons.append(f"fp32 greedy tokens differ: {report['greedy_agreement']:.4f} agree")
+    elif patched["top1_agreement"] < accuracy.get("min_token_match", 0.99):
+        reasons.append(f"teacher-forced top-1 agreement {patched['top1_agreement']:.4f} < "
+                       f"accuracy.min_token_match {accuracy.get('min_token_match', 0.99)}")
+    limit = accuracy.get("max_logit_diff")
+    if limit is not None and patched["max_logit_diff"] > limit:
+        reasons.append(f"largest logit difference {patched['max_logit_diff']:.4g} > "
+                       f"accuracy.max_logit_diff {limit}")
+    return reasons

@@ -1,0 +1,115 @@
+"""Patches and the accuracy gate on the tiny Llama of examples/deploy/tiny-llama.toml (fp32, CPU):
+an RMSNorm task extracted at the workload's shapes, a right candidate (engaged on every RMSNorm
+and accepted), a wrong one (rejected), one never called (rejected), and the model restored
+exactly after each. Run by ctest: python3 -m unittest kope_deploy.patch_test."""
+import os
+import tempfile
+import unittest
+
+import torch
+
+from . import extract, gate, patching
+from .extract_test import tiny
+
+RIGHT = '''
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(hidden_size))
+
+    def forward(self, hidden_states):
+        x = hidden_states.float()
+        x = x * torch.rsqrt(x.square().mean(-1, keepdim=True) + EPS)
+        return self.weight * x.to(hidden_states.dtype)
+'''
+WRONG = '''
+class ModelNew(nn.Module):
+    """Forgets to normalize."""
+
+    def __init__(self):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(hidden_size))
+
+    def forward(self, hidden_states):
+        return self.weight * hidden_states
+'''
+REQUESTS = [{"batch": 1, "prompt": 16, "decode": 3, "weight": 0.75},
+            {"batch": 2, "prompt": 32, "decode": 2, "weight": 0.25}]
+SETS = [("entry 0 prefill", (1, 16)), ("entry 0 decode", (1, 1)), ("entry 1 prefill", (2, 32)),
+        ("entry 1 decode", (2, 1))]
+
+
+def workload(requests=REQUESTS):
+    return {"run": {"dtype": "fp32"}, "requests": requests,
+            "accuracy": {"random_prompts": 3, "min_token_match": 0.99}}
+
+
+class PatchGateTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.model = tiny("tiny-llama")
+        types = {p or extract.ROOT: type(m).__name__ for p, m in cls.model.named_modules()}
+        planned = extract.plan({"grain": "subgraph", "kind": "norm", "module_type":
+                                "LlamaRMSNorm", "phases": ["prefill"], "dtype": "fp32"},
+                               cls.model, types)
+        cls.task = os.path.join(cls.tmp.name, "rmsnorm")
+        sets = [(label, {"batch_size": b, "seq_len": s, "hidden_size": 64})
+                for label, (b, s) in SETS]
+        extract.write_unit_task(cls.task, "rmsnorm", planned, sets, ("LlamaRMSNorm", None),
+                                "tiny-llama", "norm")
+        cls.ids = torch.randint(0, 256, (2, 9))
+        with torch.no_grad():
+            cls.before = cls.model(cls.ids).logits.clone()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def candidate(self, text):
+        path = os.path.join(self.tmp.name, f"c{abs(hash(text))}.py")
+        with open(path, "w") as f:
+            f.write(text)
+        return patching.Patch(self.task, path)
+
+    def assert_restored(self):
+        for path, m in self.model.named_modules():
+            self.assertNotIn("forward", m.__dict__, path)
+        with torch.no_grad():
+            self.assertTrue(torch.equal(self.model(self.ids).logits, self.before))
+
+    def test_a_right_kernel_is_engaged_on_every_norm_and_accepted(self):
+        report = gate.run(self.model, [self.candidate(RIGHT)], workload())
+        self.assertTrue(report["passed"], report["reasons"])
+        engagement = report["engagement"][0]
+        self.assertEqual(len(engagement["modules"]), 5)  # 2 per layer and the final norm
+        self.assertEqual(set(engagement["calls"]),
+                         {f"batch_size={b} seq_len={s} hidden_size=64" for _, (b, s) in SETS})
+        self.assertEqual(report["greedy_agreement"], 1.0)
+        self.assertLess(report["noise"]["one_at_a_time"]["max_logit_diff"], 1e-3)
+        self.assert_restored()
+
+    def test_a_wrong_kernel_is_rejected(self):
+        report = gate.run(self.model, [self.candidate(WRONG)], workload())
+        self.assertFalse(report["passed"])
+        self.assertTrue(report["engagement"][0]["engaged"])
+        noise = max(n["max_logit_diff"] for n in report["noise"].values())
+        self.assertGreater(report["patched"]["max_logit_diff"], 100 * noise)
+        self.assert_restored()
+
+    def test_a_kernel_never_called_is_rejected(self):
+        other = [{"batch": 3, "prompt": 12, "decode": 2, "weight": 1.0}]  # no validated shape
+        report = gate.run(self.model, [self.candidate(RIGHT)], workload(other))
+        self.assertFalse(report["passed"])
+        self.assertIn("never called", " ".join(report["reasons"]))
+        self.assert_restored()
+
+    def test_bad_patches_are_refused_with_their_reason(self):
+        with self.assertRaisesRegex(patching.PatchError, "no class ModelNew"):
+            self.candidate("x = 1\n")
+        with self.assertRaisesRegex(patching.PatchError, "not a task extracted"):
+            patching.Patch(self.tmp.name, __file__)
+
+
+if __name__ == "__main__":
+    unittest.main()
