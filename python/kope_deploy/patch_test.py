@@ -8,7 +8,7 @@ import unittest
 
 import torch
 
-from . import extract, gate, patching
+from . import e2e, extract, gate, models, patching
 from .extract_test import tiny
 
 RIGHT = '''
@@ -102,6 +102,20 @@ class PatchGateTest(unittest.TestCase):
         report = gate.run(self.model, [self.candidate(RIGHT)], workload(other))
         self.assertFalse(report["passed"])
         self.assertIn("never called", " ".join(report["reasons"]))
+        self.assert_restored()
+
+    def test_end_to_end_figures_come_from_both_sides_interleaved_through_generate(self):
+        patch = self.candidate(RIGHT)
+        w = dict(workload(), run={"dtype": "fp32", "device": "cpu", "mode": "generate"})
+        entries = e2e.measure(models.Model(self.model, "hf"), [patch], w, rounds=2)
+        self.assertEqual([e["entry"] for e in entries], [0, 1])
+        for e in entries:
+            for figure in ("prefill_ms", "decode_tokens_per_s"):
+                for side in ("unpatched", "patched"):
+                    self.assertEqual(e[figure][side]["samples"], 2, (e["entry"], figure))
+                    self.assertGreater(e[figure][side]["median"], 0)
+                self.assertFalse(e[figure]["win"] and e[figure]["loss"])
+        self.assertTrue(patch.engagement()["calls"])  # generate() met the validated shapes
         self.assert_restored()
 
     def test_bad_patches_are_refused_with_their_reason(self):
