@@ -2,13 +2,17 @@
 an RMSNorm task extracted at the workload's shapes, a right candidate (engaged on every RMSNorm
 and accepted), a wrong one (rejected), one never called (rejected), and the model restored
 exactly after each. Run by ctest: python3 -m unittest kope_deploy.patch_test."""
+import importlib.util
+import json
 import os
+import subprocess
+import sys
 import tempfile
 import unittest
 
 import torch
 
-from . import e2e, extract, gate, models, patching
+from . import artifact, e2e, extract, gate, models, patching
 from .extract_test import tiny
 
 RIGHT = '''
@@ -32,6 +36,23 @@ class ModelNew(nn.Module):
 
     def forward(self, hidden_states):
         return self.weight * hidden_states
+'''
+# A fresh Python (no kope on its path) applies the artifact to the same model, built again.
+FRESH = '''
+import importlib.util, json, torch, transformers
+print("no-kope" if importlib.util.find_spec("kope_deploy") is None else "kope")
+import kope_patch_tiny_llama as kp
+config = transformers.LlamaConfig(**json.loads({config!r}))
+torch.manual_seed(0)
+model = transformers.LlamaForCausalLM(config).eval()
+saved = torch.load("expected.pt")
+patches = kp.apply(model)
+with torch.no_grad():
+    got = model(saved["ids"]).logits
+print("engaged" if all(p.engagement()["engaged"] for p in patches) else "idle")
+print("equal" if torch.equal(got, saved["expected"]) else "different")
+kp.remove(model)
+print("restored" if all("forward" not in m.__dict__ for m in model.modules()) else "patched")
 '''
 REQUESTS = [{"batch": 1, "prompt": 16, "decode": 3, "weight": 0.75},
             {"batch": 2, "prompt": 32, "decode": 2, "weight": 0.25}]
@@ -116,6 +137,38 @@ class PatchGateTest(unittest.TestCase):
                     self.assertGreater(e[figure][side]["median"], 0)
                 self.assertFalse(e[figure]["win"] and e[figure]["loss"])
         self.assertTrue(patch.engagement()["calls"])  # generate() met the validated shapes
+        self.assert_restored()
+
+    def test_the_artifact_reproduces_the_validated_outputs_in_a_python_without_kope(self):
+        patch = self.candidate(RIGHT)
+        report = gate.run(self.model, [patch], workload())
+        folder = artifact.write(self.tmp.name, "tiny-llama", [patch], report,
+                                {"workload": "tiny-llama"})
+        patch.apply(self.model)
+        try:
+            with torch.no_grad():
+                ids = torch.randint(0, 256, (1, 16))  # a validated shape
+                expected = self.model(ids).logits
+        finally:
+            patch.remove()
+        torch.save({"ids": ids, "expected": expected},
+                   os.path.join(self.tmp.name, "expected.pt"))
+        script = FRESH.format(config=json.dumps(self.model.config.to_dict()))
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        done = subprocess.run([sys.executable, "-c", script], cwd=self.tmp.name, env=env,
+                              capture_output=True, text=True)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertEqual(done.stdout.split(), ["no-kope", "engaged", "equal", "restored"])
+        with open(os.path.join(folder, "kernels", "rmsnorm.py"), "a") as f:
+            f.write("\n# changed\n")
+        spec = importlib.util.spec_from_file_location(
+            "kope_patch_changed", os.path.join(folder, "__init__.py"),
+            submodule_search_locations=[folder])
+        package = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = package
+        spec.loader.exec_module(package)
+        with self.assertRaisesRegex(ValueError, "changed since it was validated"):
+            package.apply(self.model)
         self.assert_restored()
 
     def test_bad_patches_are_refused_with_their_reason(self):

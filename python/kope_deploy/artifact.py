@@ -1,0 +1,98 @@
+"""The patch artifact: a Python package `kope_patch_<model>` that installs validated kernels on a
+user's own model with nothing but torch. It holds each kernel's file with its SHA-256, the
+patches' dispatch keys (patches.json), the validation report with its provenance (report.json),
+kope's patch runtime as it is (kope_patch_runtime.py), and `apply(model)` / `remove(model)`.
+A kernel file that changed since it was validated is refused when applied."""
+import hashlib
+import json
+import os
+import re
+import shutil
+
+FORMAT = "kope-patch-1"
+
+LOADER = '''"""kope patches for {model}: `apply(model)` installs the validated kernels on the model (every
+module they were validated for, at the shapes they were validated at; other calls run the
+module's own forward); `remove(model)` restores it. Needs torch only. Validation: report.json."""
+import hashlib
+import json
+import os
+
+from . import kope_patch_runtime as runtime
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_active = {{}}
+
+
+def patches():
+    """The package's patches, each kernel file checked against its recorded hash."""
+    with open(os.path.join(_HERE, "patches.json")) as f:
+        spec = json.load(f)
+    out = []
+    for p in spec["patches"]:
+        path = os.path.join(_HERE, p["file"])
+        with open(path, "rb") as f:
+            if hashlib.sha256(f.read()).hexdigest() != p["sha256"]:
+                raise ValueError(f"{{path}}: changed since it was validated")
+        keys = {{tuple((tuple(shape), runtime.DTYPES[dtype]) for shape, dtype in key): label
+                for label, key in p["keys"]}}
+        kernel = runtime.load_kernel(path, p["name"])
+        out.append(runtime.KernelPatch(p["name"], kernel, p["module_type"], p["pattern"],
+                                       p["parameters"], keys))
+    return out
+
+
+def apply(model):
+    """Installs every patch on `model` (once); the patches, with their engagement counts."""
+    if id(model) not in _active:
+        installed = []
+        try:
+            for p in patches():
+                p.apply(model)
+                installed.append(p)
+        except Exception:
+            for p in installed:
+                p.remove()
+            raise
+        _active[id(model)] = installed
+    return _active[id(model)]
+
+
+def remove(model):
+    for p in _active.pop(id(model), []):
+        p.remove()
+'''
+
+
+def package_name(model_name):
+    return "kope_patch_" + (re.sub(r"[^a-z0-9]+", "_", model_name.lower()).strip("_") or "model")
+
+
+def write(out, model_name, patches, report, provenance):
+    """Writes the package under `out` (replaced whole); its folder."""
+    folder = os.path.join(out, package_name(model_name))
+    partial = folder + ".partial"
+    shutil.rmtree(partial, ignore_errors=True)
+    os.makedirs(os.path.join(partial, "kernels"))
+    entries = []
+    for p in patches:
+        file = f"kernels/{p.name}.py"
+        data = p.source.encode()
+        with open(os.path.join(partial, file), "wb") as f:
+            f.write(data)
+        entries.append({"name": p.name, "module_type": p.module_type, "pattern": p.pattern,
+                        "parameters": p.parameters, "keys": p.signatures, "file": file,
+                        "sha256": hashlib.sha256(data).hexdigest(),
+                        "candidate": os.path.basename(p.candidate_path)})
+    with open(os.path.join(partial, "patches.json"), "w") as f:
+        json.dump({"format": FORMAT, "model": model_name, "patches": entries}, f, indent=1)
+    with open(os.path.join(partial, "report.json"), "w") as f:
+        json.dump({"format": FORMAT, "provenance": provenance, "validation": report}, f,
+                  indent=1)
+    shutil.copy(os.path.join(os.path.dirname(__file__), "patch_runtime.py"),
+                os.path.join(partial, "kope_patch_runtime.py"))
+    with open(os.path.join(partial, "__init__.py"), "w") as f:
+        f.write(LOADER.format(model=model_name))
+    shutil.rmtree(folder, ignore_errors=True)
+    os.replace(partial, folder)
+    return folder
