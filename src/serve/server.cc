@@ -210,6 +210,9 @@ Result<std::unique_ptr<Server>> Server::Start(memory::GraphStore& store,
                     "application/json");
     return httplib::Server::HandlerResponse::Handled;
   });
+  // A browser keeps up to six connections open per page; each holds a thread while idle.
+  s->http.new_task_queue = [] { return new httplib::ThreadPool(24); };
+  s->http.set_keep_alive_timeout(1);
   s->http.Get(".*",
               [s](const httplib::Request& req, httplib::Response& res) { s->Serve(req, res); });
   if (options.port == 0) {
