@@ -62,7 +62,7 @@ Result<memory::NodeId> ParseId(std::string_view segment, memory::NodeKind kind) 
   if (ParseDecimal(segment, id) && id > 0) return id;
   Result<memory::NodeRef> ref = memory::ParseNodeRef(segment);
   if (ref.ok() && ref->kind == kind && ref->id > 0) return ref->id;
-  return Status::InvalidArgument("'" + std::string(segment) + "' is not a " +
+  return Status::InvalidArgument("'" + std::string(segment) + "' is not a valid " +
                                  std::string(memory::NodeKindName(kind)) + " id");
 }
 
