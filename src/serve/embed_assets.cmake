@@ -1,0 +1,23 @@
+# Writes OUTPUT, a C++ file that defines kope::serve::internal::FindAsset over FILES (the web
+# view's assets), each as a raw string literal. Run at build time:
+#   cmake -DOUTPUT=assets_data.cc -DFILES=a.html,b.js -P embed_assets.cmake
+string(REPLACE "," ";" FILES "${FILES}")
+set(body "// Generated from src/serve/assets/ by embed_assets.cmake; do not edit.\n")
+string(APPEND body "#include \"assets.h\"\n\nnamespace kope::serve::internal {\nnamespace {\n")
+string(APPEND body "const Asset kAssets[] = {\n")
+foreach(file IN LISTS FILES)
+  file(READ "${file}" content)
+  string(FIND "${content}" ")kope_asset\"" clash)
+  if(NOT clash EQUAL -1)
+    message(FATAL_ERROR "${file} contains the raw string delimiter )kope_asset\"")
+  endif()
+  get_filename_component(name "${file}" NAME)
+  string(APPEND body "    {\"${name}\", R\"kope_asset(${content})kope_asset\"},\n")
+endforeach()
+string(APPEND body "};\n}  // namespace\n\n")
+string(APPEND body "const Asset* FindAsset(std::string_view name) {\n")
+string(APPEND body "  for (const Asset& a : kAssets) {\n    if (a.name == name) return &a;\n  }\n")
+string(APPEND body "  return nullptr;\n}\n\n}  // namespace kope::serve::internal\n")
+file(WRITE "${OUTPUT}.tmp" "${body}")
+file(COPY_FILE "${OUTPUT}.tmp" "${OUTPUT}" ONLY_IF_DIFFERENT)
+file(REMOVE "${OUTPUT}.tmp")
