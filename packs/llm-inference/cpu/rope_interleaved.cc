@@ -1,0 +1,54 @@
+// Rotary embedding in the interleaved (GPT-J, Meta's original Llama) layout, f32: each pair
+// (x[2i], x[2i+1]) of a head is rotated by the angle whose cos[t, i], sin[t, i] are given:
+//   y[2i] = x[2i] cos - x[2i+1] sin,  y[2i+1] = x[2i] sin + x[2i+1] cos,
+// with x and y [tokens, heads, d] and cos, sin [tokens, d / 2]. Tokens are shared among
+// OpenMP threads.
+#include <cstdint>
+
+#include "kope/kernel.h"
+
+namespace {
+
+bool Contiguous(const kope_tensor& t, int ndim) {
+  if (t.dtype != KOPE_F32 || t.ndim != ndim) return false;
+  int64_t expected = 1;
+  for (int d = t.ndim - 1; d >= 0; --d) {
+    if (t.shape[d] > 1 && t.strides[d] != expected) return false;
+    expected *= t.shape[d];
+  }
+  return true;
+}
+
+}  // namespace
+
+extern "C" int kope_kernel(const kope_tensor* inputs, int n_inputs, kope_tensor* outputs,
+                           int n_outputs, void* /*stream*/) {
+  if (n_inputs != 3 || n_outputs != 1) return 1;
+  const kope_tensor& x = inputs[0];
+  if (!Contiguous(x, 3) || !Contiguous(inputs[1], 2) || !Contiguous(inputs[2], 2) ||
+      !Contiguous(outputs[0], 3)) {
+    return 2;
+  }
+  const int64_t tokens = x.shape[0], heads = x.shape[1], d = x.shape[2], half = d / 2;
+  if (d % 2 != 0 || inputs[1].shape[0] != tokens || inputs[1].shape[1] != half) return 3;
+  const float* in = static_cast<const float*>(x.data);
+  const float* cos = static_cast<const float*>(inputs[1].data);
+  const float* sin = static_cast<const float*>(inputs[2].data);
+  float* out = static_cast<float*>(outputs[0].data);
+#pragma omp parallel for schedule(static) if (tokens * heads * d >= 65536)
+  for (int64_t t = 0; t < tokens; ++t) {
+    const float* c = cos + t * half;
+    const float* s = sin + t * half;
+    for (int64_t h = 0; h < heads; ++h) {
+      const float* xr = in + (t * heads + h) * d;
+      float* yr = out + (t * heads + h) * d;
+#pragma omp simd
+      for (int64_t i = 0; i < half; ++i) {
+        const float a = xr[2 * i], b = xr[2 * i + 1];
+        yr[2 * i] = a * c[i] - b * s[i];
+        yr[2 * i + 1] = a * s[i] + b * c[i];
+      }
+    }
+  }
+  return 0;
+}
