@@ -1,9 +1,13 @@
 // Embedding gather: y[..., :] = table[ids[...], :], f32 rows of an i64-indexed table
 // (ids [...], table [vocab, d], y [..., d]); an id outside [0, vocab) fails the call. Tokens are
-// shared among OpenMP threads; each row is one SIMD copy.
+// shared among OpenMP threads (kThreads); each row is one SIMD copy.
 #include <cstdint>
 
 #include "kope/kernel.h"
+
+// One thread streams at the memory bandwidth of a small machine; more help where one core
+// cannot.
+constexpr int kThreads = 1;  // kope:tune 1 2 4
 
 extern "C" int kope_kernel(const kope_tensor* inputs, int n_inputs, kope_tensor* outputs,
                            int n_outputs, void* /*stream*/) {
@@ -18,7 +22,7 @@ extern "C" int kope_kernel(const kope_tensor* inputs, int n_inputs, kope_tensor*
   const float* rows = static_cast<const float*>(table.data);
   float* out = static_cast<float*>(outputs[0].data);
   int bad = 0;
-#pragma omp parallel for schedule(static) reduction(| : bad) if (tokens * d >= 65536)
+#pragma omp parallel for schedule(static) reduction(| : bad) num_threads(kThreads) if (kThreads > 1)
   for (int64_t t = 0; t < tokens; ++t) {
     const int64_t v = id[t];
     if (v < 0 || v >= vocab) {

@@ -2,10 +2,14 @@
 // (x[2i], x[2i+1]) of a head is rotated by the angle whose cos[t, i], sin[t, i] are given:
 //   y[2i] = x[2i] cos - x[2i+1] sin,  y[2i+1] = x[2i] sin + x[2i+1] cos,
 // with x and y [tokens, heads, d] and cos, sin [tokens, d / 2]. Tokens are shared among
-// OpenMP threads.
+// OpenMP threads (kThreads).
 #include <cstdint>
 
 #include "kope/kernel.h"
+
+// One thread streams at the memory bandwidth of a small machine; more help where one core
+// cannot.
+constexpr int kThreads = 1;  // kope:tune 1 2 4
 
 namespace {
 
@@ -35,7 +39,7 @@ extern "C" int kope_kernel(const kope_tensor* inputs, int n_inputs, kope_tensor*
   const float* cos = static_cast<const float*>(inputs[1].data);
   const float* sin = static_cast<const float*>(inputs[2].data);
   float* out = static_cast<float*>(outputs[0].data);
-#pragma omp parallel for schedule(static) if (tokens * heads * d >= 65536)
+#pragma omp parallel for schedule(static) num_threads(kThreads) if (kThreads > 1)
   for (int64_t t = 0; t < tokens; ++t) {
     const float* c = cos + t * half;
     const float* s = sin + t * half;

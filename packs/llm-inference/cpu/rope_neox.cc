@@ -1,10 +1,15 @@
 // Rotary embedding in HF's rotate_half layout (Llama, GPT-NeoX), f32:
 //   y = x * cos + rotate_half(x) * sin, rotate_half(x) = [-x[d/2:], x[:d/2]],
 // with x and y [b, h, s, d] and cos, sin [b, s, d] (as LlamaRotaryEmbedding returns them,
-// both halves equal). (b, h) planes are shared among OpenMP threads; each row is two SIMD loops.
+// both halves equal). (b, h) planes are shared among OpenMP threads (kThreads); each row is two
+// SIMD loops.
 #include <cstdint>
 
 #include "kope/kernel.h"
+
+// One thread streams at the memory bandwidth of a small machine; more help where one core
+// cannot.
+constexpr int kThreads = 1;  // kope:tune 1 2 4
 
 namespace {
 
@@ -37,7 +42,7 @@ extern "C" int kope_kernel(const kope_tensor* inputs, int n_inputs, kope_tensor*
   const float* cos = static_cast<const float*>(inputs[1].data);
   const float* sin = static_cast<const float*>(inputs[2].data);
   float* out = static_cast<float*>(outputs[0].data);
-#pragma omp parallel for collapse(2) schedule(static) if (b * h * s * d >= 65536)
+#pragma omp parallel for collapse(2) schedule(static) num_threads(kThreads) if (kThreads > 1)
   for (int64_t i = 0; i < b; ++i) {
     for (int64_t j = 0; j < h; ++j) {
       for (int64_t t = 0; t < s; ++t) {
