@@ -22,12 +22,6 @@ bool Contiguous(const kope_tensor& t) {
   return true;
 }
 
-float HorizontalSum(const float* lanes, int n) {
-  float s = 0.0f;
-  for (int i = 0; i < n; ++i) s += lanes[i];
-  return s;
-}
-
 // y[r][col] for rows [r0, r0 + rows) of x and one weight row.
 void DotRows(const float* x, const float* wrow, int64_t k, int rows, float* out, int64_t n) {
   int64_t c = 0;
@@ -52,7 +46,7 @@ void DotRows(const float* x, const float* wrow, int64_t k, int rows, float* out,
   alignas(32) float lanes[8];
   for (int r = 0; r < rows; ++r) {
     _mm256_store_ps(lanes, acc[r]);
-    tail[r] = HorizontalSum(lanes, 8);
+    for (float l : lanes) tail[r] += l;
   }
 #endif
   for (; c < k; ++c) {
