@@ -102,14 +102,14 @@ int RunList(const PackArgs& args) {
   if (!info.ok()) return Fail("list", info.status());
   std::cout << fmt::format("pack {}: {}\n", info->name, info->description);
   for (const std::string& h : info->hardware) std::cout << "  measured on " << h << "\n";
-  std::cout << fmt::format("{:<24} {:<16} {:<8} {:<6} {:<10} {}\n", "kernel", "op", "family",
+  std::cout << fmt::format("{:<24} {:<16} {:<12} {:<6} {:<10} {}\n", "kernel", "op", "family",
                            "lang", "valid", "roles");
   for (const pack::PackFileKernel& k : info->kernels) {
     std::string roles;
     for (const pack::RoleSpec& r : k.spec.inputs) roles += (roles.empty() ? "" : ",") + r.role;
     roles += " ->";
     for (const pack::RoleSpec& r : k.spec.outputs) roles += " " + r.role;
-    std::cout << fmt::format("{:<24} {:<16} {:<8} {:<6} {:<10} {}\n", k.spec.name, k.spec.op,
+    std::cout << fmt::format("{:<24} {:<16} {:<12} {:<6} {:<10} {}\n", k.spec.name, k.spec.op,
                              k.spec.family, k.spec.language,
                              fmt::format("{}/{}", k.valid, k.outcomes), roles);
   }
