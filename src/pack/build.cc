@@ -109,6 +109,7 @@ bool PackBuildReport::all_valid() const {
 }
 
 Result<PackBuildReport> BuildPack(const PackSource& pack, const PackBuildOptions& options) {
+  if (!options.backend) return Status::InvalidArgument("pack build: no backend was given");
   KOPE_ASSIGN_OR_RETURN(fs::path scratch, MakeTempFolder("", "kope-pack"));
   struct Cleanup {
     fs::path p;

@@ -2,6 +2,8 @@
 
 #include <toml++/toml.h>
 
+#include <algorithm>
+#include <cctype>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -99,6 +101,14 @@ Result<std::map<std::string, double>> ReadAttributes(const Table& family) {
   if (n == nullptr) return out;
   if (!n->is_table()) return family.Error("attributes", "expected a table of numbers");
   for (const auto& [key, value] : *n->as_table()) {
+    const std::string name(key.str());
+    const bool identifier = !name.empty() && !std::isdigit(static_cast<unsigned char>(name[0])) &&
+                            std::all_of(name.begin(), name.end(), [](char c) {
+                              return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+                            });
+    if (!identifier) {
+      return family.Error("attributes." + name, "must be letters, digits and '_' (a C name)");
+    }
     std::optional<double> v = value.value<double>();
     if (!v) return family.Error("attributes." + std::string(key.str()), "expected a number");
     out[std::string(key.str())] = *v;
