@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <map>
 #include <set>
@@ -11,6 +12,7 @@
 #include "kope/agent/candidate_language.h"
 #include "kope/agent/reflection.h"
 #include "kope/base/file.h"
+#include "kope/pack/adapter.h"
 #include "kope/record/graph_nodes.h"
 
 namespace kope::agent {
@@ -116,6 +118,8 @@ class OfflineProposer : public Proposer {
     if (options_.transfer) {
       KOPE_ASSIGN_OR_RETURN(std::optional<Candidate> transfer, NextTransfer(request));
       if (transfer) return transfer;
+      KOPE_ASSIGN_OR_RETURN(transfer, NextPackTransfer(request));
+      if (transfer) return transfer;
     }
     if (options_.seeds) {
       for (const fs::path& path : FindSeedKernels(*request.task, StartLanguage(request))) {
@@ -158,6 +162,11 @@ class OfflineProposer : public Proposer {
         seen.erase(view.attempt.source_hash);
         continue;
       }
+      KOPE_ASSIGN_OR_RETURN(memory::RunNode run, request.store->GetRun(view.attempt.run_id));
+      if (pack::KernelSpecOfRunConfig(run.config_json).ok()) {  // pack kernels: adapted below
+        seen.erase(view.attempt.source_hash);
+        continue;
+      }
       KOPE_ASSIGN_OR_RETURN(std::string source, request.store->GetSource(view.attempt.source_hash));
       if (LanguageOfSource(source, request.language) != StartLanguage(request)) continue;
       KOPE_ASSIGN_OR_RETURN(bool tried, SourceTried(request, source));
@@ -173,6 +182,93 @@ class OfflineProposer : public Proposer {
       return std::optional<Candidate>(std::move(c));
     }
     return std::optional<Candidate>();
+  }
+
+  // A kernel of an imported pack (recorded on any hardware of this backend) whose roles fit the
+  // task, through a generated adapter (kope/pack/adapter.h); kernels whose op the task's name
+  // mentions first, then by recorded speedup.
+  Result<std::optional<Candidate>> NextPackTransfer(const ProposalRequest& request) {
+    KOPE_ASSIGN_OR_RETURN(std::vector<PackStart> starts, PackStarts(request));
+    std::stable_sort(starts.begin(), starts.end(), [&](const PackStart& a, const PackStart& b) {
+      const bool na = NamesOp(*request.task, a.spec.op), nb = NamesOp(*request.task, b.spec.op);
+      if (na != nb) return na;
+      return SpeedupOf(a.view) > SpeedupOf(b.view);
+    });
+    int tried_here = 0;
+    for (const PackStart& start : starts) {
+      if (tried_here >= options_.max_transfers) break;
+      KOPE_ASSIGN_OR_RETURN(std::string kernel,
+                            request.store->GetSource(start.view.attempt.source_hash));
+      if (LanguageOfSource(kernel, request.language) != StartLanguage(request)) continue;
+      KOPE_ASSIGN_OR_RETURN(std::optional<std::string> source,
+                            pack::AdaptKernel(start.spec, kernel, *request.task));
+      if (!source) continue;
+      KOPE_ASSIGN_OR_RETURN(bool tried, SourceTried(request, *source));
+      if (tried) {
+        ++tried_here;
+        continue;
+      }
+      Candidate c;
+      c.source = std::move(*source);
+      c.decision = fmt::format(
+          "transfer: pack kernel {} of pack {} (op {}, {:.2f}x where it was measured), adapted to "
+          "this task's inputs, to be re-tuned here",
+          start.spec.name, start.spec.pack, start.spec.op, SpeedupOf(start.view));
+      c.proposer = "transfer";
+      return std::optional<Candidate>(std::move(c));
+    }
+    return std::optional<Candidate>();
+  }
+
+  struct PackStart {
+    pack::KernelSpec spec;
+    memory::AttemptView view;
+  };
+
+  static double SpeedupOf(const memory::AttemptView& view) {
+    return view.outcome && view.outcome->speedup ? *view.outcome->speedup : 0.0;
+  }
+
+  // The valid evaluations of pack kernels of the task's family (one per kernel source), from
+  // the pack runs of the family's tasks; timing flags do not matter: the kernel is judged here.
+  Result<std::vector<PackStart>> PackStarts(const ProposalRequest& request) {
+    std::vector<PackStart> starts;
+    std::map<std::string, size_t> by_source;
+    KOPE_ASSIGN_OR_RETURN(std::vector<memory::TaskNode> tasks,
+                          request.store->ListTasks(request.task->family));
+    for (const memory::TaskNode& task : tasks) {
+      KOPE_ASSIGN_OR_RETURN(std::vector<memory::RunNode> runs, request.store->ListRuns(task.id));
+      for (const memory::RunNode& run : runs) {
+        Result<pack::KernelSpec> spec = pack::KernelSpecOfRunConfig(run.config_json);
+        if (!spec.ok() || spec->family != request.task->family) continue;
+        KOPE_ASSIGN_OR_RETURN(std::vector<memory::AttemptView> views,
+                              request.store->RunAttempts(run.id));
+        for (memory::AttemptView& view : views) {
+          if (!view.outcome || view.outcome->verdict != "valid") continue;
+          auto [it, inserted] = by_source.emplace(view.attempt.source_hash, starts.size());
+          if (inserted) {
+            starts.push_back({*spec, std::move(view)});
+          } else if (SpeedupOf(view) > SpeedupOf(starts[it->second].view)) {
+            starts[it->second].view = std::move(view);
+          }
+        }
+      }
+    }
+    return starts;
+  }
+
+  // Whether the task's name or description mentions the op ("RMSNorm" for rmsnorm).
+  static bool NamesOp(const Task& task, const std::string& op) {
+    auto squash = [](std::string_view s) {
+      std::string out;
+      for (char c : s) {
+        if (std::isalnum(static_cast<unsigned char>(c))) out += static_cast<char>(std::tolower(c));
+      }
+      return out;
+    };
+    const std::string o = squash(op);
+    return squash(task.name).find(o) != std::string::npos ||
+           squash(task.description).find(o) != std::string::npos;
   }
 
   OfflineProposerOptions options_;

@@ -17,6 +17,7 @@ void RegisterContextCommand(CLI::App& app, int* exit_code);
 void RegisterImportCommand(CLI::App& app, int* exit_code);
 void RegisterDeployCommand(CLI::App& app, int* exit_code);
 void RegisterServeCommand(CLI::App& app, int* exit_code);
+void RegisterPackCommand(CLI::App& app, int* exit_code);
 
 }  // namespace kope::cli
 

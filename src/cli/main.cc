@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   kope::cli::RegisterImportCommand(app, &exit_code);
   kope::cli::RegisterDeployCommand(app, &exit_code);
   kope::cli::RegisterServeCommand(app, &exit_code);
+  kope::cli::RegisterPackCommand(app, &exit_code);
   kope::cli::RegisterEvalServiceCommand(app, &exit_code);
   try {
     app.parse(argc, argv);

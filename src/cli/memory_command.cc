@@ -17,6 +17,7 @@
 #include "kope/memory/exchange.h"
 #include "kope/memory/graph_store.h"
 #include "kope/memory/store_location.h"
+#include "kope/pack/pack_file.h"
 #include "memory_nodes.h"
 
 namespace kope::cli {
@@ -271,6 +272,10 @@ int RunExport(const MemoryArgs& args) {
 int RunImport(const MemoryArgs& args) {
   auto store = Open(args, true);
   if (!store.ok()) return Fail("import", store.status());
+  if (pack::IsPackFile(args.file)) {  // a pack is also checked as a pack before it is merged
+    auto info = pack::ReadPackFile(args.file);
+    if (!info.ok()) return Fail("import", info.status());
+  }
   auto report = memory::ImportJsonlFile(**store, args.file);
   if (!report.ok()) return Fail("import", report.status());
   std::cout << fmt::format("imported {} from {}: {} new nodes, {} new edges\n",

@@ -4,11 +4,13 @@
 
 #include <array>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "exchange_record.h"
+#include "kope/base/hash.h"
 #include "outcome_fields.h"
 
 namespace kope::memory {
@@ -173,6 +175,24 @@ Status ForEachRecord(const std::filesystem::path& file, ExchangeReport* report, 
   return Status::Ok();
 }
 
+// A header may carry the content hash of every line after it (a pack file does): a file whose
+// body differs was damaged after it was written.
+Status CheckContentHash(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return Status::IoError("cannot read '" + file.string() + "'");
+  std::string header;
+  std::getline(in, header);
+  json j = json::parse(header, nullptr, false);
+  if (!j.is_object() || !j.contains("content_hash")) return Status::Ok();
+  std::string body((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (!j["content_hash"].is_string() || ContentHash(body) != j["content_hash"]) {
+    return Status::Corruption(file.string() +
+                              ": damaged: its records do not match the content hash in its "
+                              "header; nothing was imported");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<ExchangeReport> ExportJsonl(GraphStore& store, const ExportFilter& filter,
@@ -213,6 +233,7 @@ Result<ExchangeReport> ExportJsonlFile(GraphStore& store, const ExportFilter& fi
 }
 
 Result<ExchangeReport> ImportJsonlFile(GraphStore& store, const std::filesystem::path& file) {
+  KOPE_RETURN_IF_ERROR(CheckContentHash(file));
   // Pass 1: every line parses and every reference resolves, before anything is written.
   {
     std::array<std::unordered_set<std::string>, 6> seen;

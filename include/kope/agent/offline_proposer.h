@@ -12,7 +12,12 @@
 //   1. transfer: the best valid kernels recorded for the same op family on this hardware for
 //      other tasks (at most `max_transfers`, best first, only from tasks with the same kernel
 //      signature: input and output dtypes and ranks), taken as they are and then re-tuned here;
-//   2. seeds: the files in the task's folder written in the candidate language (.cc, .cpp,
+//   2. pack kernels: the valid kernels of imported experience packs (runs whose config holds
+//      a pack kernel spec, kope/pack/manifest.h) of the same op family, measured on any
+//      hardware, whose input and output roles fit the task (kope/pack/adapter.h): each through
+//      an adapter source that hands the task's tensors over in the kernel's order and sets its
+//      attributes; kernels whose op the task's name mentions first (at most `max_transfers`);
+//   3. seeds: the files in the task's folder written in the candidate language (.cc, .cpp,
 //      .cxx for cpp; .cu for cuda; .py defining a ModelNew in that language for triton and
 //      torch) that carry `kope:tune` annotations, in name order (the baseline too, when it is
 //      annotated).

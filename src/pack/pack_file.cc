@@ -1,0 +1,172 @@
+#include "kope/pack/pack_file.h"
+
+#include <unistd.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "kope/base/file.h"
+#include "kope/base/hash.h"
+
+namespace kope::pack {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+json PackJson(const PackFileInfo& info) {
+  json kernels = json::array();
+  for (const PackFileKernel& k : info.kernels) {
+    kernels.push_back({{"spec", json::parse(KernelSpecJson(k.spec))},
+                       {"source", k.source_hash},
+                       {"outcomes", k.outcomes},
+                       {"valid", k.valid}});
+  }
+  return {{"name", info.name},
+          {"description", info.description},
+          {"built_at", info.built_at},
+          {"kernels", kernels}};
+}
+
+Status ParsePack(const json& pack, const std::string& where, PackFileInfo& info) {
+  try {
+    info.name = pack.at("name").get<std::string>();
+    info.description = pack.value("description", std::string());
+    info.built_at = pack.value("built_at", int64_t{0});
+    for (const json& k : pack.at("kernels")) {
+      PackFileKernel kernel;
+      KOPE_ASSIGN_OR_RETURN(kernel.spec, ParseKernelSpec(k.at("spec").dump()));
+      kernel.source_hash = k.at("source").get<std::string>();
+      kernel.outcomes = k.value("outcomes", 0);
+      kernel.valid = k.value("valid", 0);
+      info.kernels.push_back(std::move(kernel));
+    }
+  } catch (const json::exception& e) {
+    return Status::InvalidArgument(where + ": the pack header is malformed: " + e.what());
+  }
+  return Status::Ok();
+}
+
+// The header line and the rest of the file.
+Status SplitFile(const fs::path& file, std::string& header, std::string& body) {
+  KOPE_ASSIGN_OR_RETURN(std::string text, ReadFileText(file));
+  const size_t end = text.find('\n');
+  header = text.substr(0, end);
+  body = end == std::string::npos ? "" : text.substr(end + 1);
+  return Status::Ok();
+}
+
+// What the body holds: record counts, source hashes, the sources of pack runs' attempts.
+struct BodyIndex {
+  std::map<std::string, int64_t> records;
+  std::set<std::string> sources;
+  std::set<std::string> pack_runs;
+  std::set<std::string> sources_in_pack_runs;
+  std::vector<std::string> hardware;
+};
+
+Result<BodyIndex> IndexBody(const std::string& body, const std::string& where) {
+  BodyIndex index;
+  std::istringstream in(body);
+  std::string line;
+  int64_t number = 1;
+  while (std::getline(in, line)) {
+    ++number;
+    if (line.empty()) continue;
+    json j = json::parse(line, nullptr, false);
+    if (!j.is_object() || !j.contains("type") || !j["type"].is_string()) {
+      return Status::InvalidArgument(where + ":" + std::to_string(number) + ": not a record");
+    }
+    const std::string type = j["type"];
+    ++index.records[type];
+    if (type == "source") index.sources.insert(j.value("hash", ""));
+    if (type == "hardware") {
+      index.hardware.push_back(j.value("backend", "") + " " + j.value("device", ""));
+    }
+    if (type == "run" && j.contains("config") && j["config"].contains("pack")) {
+      index.pack_runs.insert(j.value("key", ""));
+    }
+    if (type == "attempt" && index.pack_runs.count(j.value("run", "")) != 0) {
+      index.sources_in_pack_runs.insert(j.value("source", ""));
+    }
+  }
+  return index;
+}
+
+}  // namespace
+
+Result<memory::ExchangeReport> WritePackFile(memory::GraphStore& store, const PackFileInfo& info,
+                                             const fs::path& file) {
+  std::ostringstream exported;
+  KOPE_ASSIGN_OR_RETURN(memory::ExchangeReport report,
+                        memory::ExportJsonl(store, memory::ExportFilter{}, exported));
+  const std::string text = exported.str();
+  const size_t end = text.find('\n');
+  json header = json::parse(text.substr(0, end));
+  const std::string body = text.substr(end + 1);
+  header["pack"] = PackJson(info);
+  header["content_hash"] = ContentHash(body);
+  fs::path temp = file;
+  temp += ".tmp-" + std::to_string(::getpid());
+  {
+    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+    out << header.dump() << '\n' << body;
+    out.flush();
+    if (!out) return Status::IoError("cannot write '" + temp.string() + "'");
+  }
+  std::error_code ec;
+  fs::rename(temp, file, ec);
+  if (ec) {
+    fs::remove(temp, ec);
+    return Status::IoError("cannot move the pack into '" + file.string() + "'");
+  }
+  return report;
+}
+
+Result<PackFileInfo> ReadPackFile(const fs::path& file) {
+  const std::string where = file.string();
+  std::string header_line, body;
+  KOPE_RETURN_IF_ERROR(SplitFile(file, header_line, body));
+  json header = json::parse(header_line, nullptr, false);
+  if (!header.is_object() || header.value("type", "") != "header" ||
+      header.value("format", "") != "kope-experience") {
+    return Status::InvalidArgument(where + ": not a kope pack (the first line is no header)");
+  }
+  if (!header.contains("pack") || !header["pack"].is_object()) {
+    return Status::InvalidArgument(where + ": an experience export, not a pack (no pack header)");
+  }
+  PackFileInfo info;
+  KOPE_RETURN_IF_ERROR(ParsePack(header["pack"], where, info));
+  info.content_hash = header.value("content_hash", "");
+  if (info.content_hash.empty()) {
+    return Status::InvalidArgument(where + ": the pack header has no content_hash");
+  }
+  if (ContentHash(body) != info.content_hash) {
+    return Status::Corruption(where + ": damaged: its records do not match the content hash " +
+                              info.content_hash + " in its header");
+  }
+  KOPE_ASSIGN_OR_RETURN(BodyIndex index, IndexBody(body, where));
+  for (const PackFileKernel& k : info.kernels) {
+    if (index.sources.count(k.source_hash) == 0 ||
+        index.sources_in_pack_runs.count(k.source_hash) == 0) {
+      return Status::InvalidArgument(where + ": mismatched: the header lists kernel '" +
+                                     k.spec.name + "' (source " + k.source_hash +
+                                     ") but no pack run in the file evaluated it");
+    }
+  }
+  info.records = std::move(index.records);
+  info.hardware = std::move(index.hardware);
+  return info;
+}
+
+bool IsPackFile(const fs::path& file) {
+  std::ifstream in(file);
+  std::string line;
+  if (!in || !std::getline(in, line)) return false;
+  json header = json::parse(line, nullptr, false);
+  return header.is_object() && header.value("type", "") == "header" && header.contains("pack");
+}
+
+}  // namespace kope::pack
