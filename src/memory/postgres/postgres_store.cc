@@ -23,9 +23,11 @@ Status InitializeSchema(Db& db, const std::string& where, const StoreOptions& op
                                      version.status().message() + "; nothing was changed");
     }
     if (*version == 0) {
+      // Tables of another application refuse the schema; kope's own (kope_jobs, the work queue
+      // that may have been created first) do not.
       KOPE_ASSIGN_OR_RETURN(int64_t tables,
                             db.QueryInt("SELECT count(*) FROM pg_tables WHERE schemaname = "
-                                        "current_schema()"));
+                                        "current_schema() AND tablename NOT LIKE 'kope\\_%'"));
       if (tables > 0) {
         return Status::InvalidArgument(
             "the " + where + " is not a kope experience store: its schema holds " +
