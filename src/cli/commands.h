@@ -16,6 +16,7 @@ void RegisterBenchCommand(CLI::App& app, int* exit_code);
 void RegisterContextCommand(CLI::App& app, int* exit_code);
 void RegisterImportCommand(CLI::App& app, int* exit_code);
 void RegisterDeployCommand(CLI::App& app, int* exit_code);
+void RegisterWorkerCommand(CLI::App& app, int* exit_code);
 
 }  // namespace kope::cli
 

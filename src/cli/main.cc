@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   kope::cli::RegisterContextCommand(app, &exit_code);
   kope::cli::RegisterImportCommand(app, &exit_code);
   kope::cli::RegisterDeployCommand(app, &exit_code);
+  kope::cli::RegisterWorkerCommand(app, &exit_code);
   kope::cli::RegisterEvalServiceCommand(app, &exit_code);
   try {
     app.parse(argc, argv);
