@@ -13,6 +13,9 @@
 //
 // The table (kope_jobs) lives in the connection's current schema beside the store's tables and
 // is created when missing. Time is the server's clock, so workers need no synchronized clocks.
+// The queue's commits are asynchronous (synchronous_commit off): after a crash of the database
+// server, the jobs claimed or completed in its last moments run again; nothing is lost, and
+// what jobs record in the experience graph (synchronous commits) is recorded once.
 // Thread-safe: calls on one JobQueue are serialized (one connection).
 #ifndef KOPE_QUEUE_JOB_QUEUE_H_
 #define KOPE_QUEUE_JOB_QUEUE_H_
