@@ -129,8 +129,8 @@ std::unique_ptr<GraphStore> Generated(const std::string& location, const char* w
 }
 
 void StoreComparison(const std::string& url, int queries) {
-  const std::filesystem::path file =
-      std::filesystem::temp_directory_path() / ("queue-bench-" + std::to_string(::getpid()) + ".db");
+  const std::filesystem::path file = std::filesystem::temp_directory_path() /
+                                     ("queue-bench-" + std::to_string(::getpid()) + ".db");
   std::vector<std::string> names;
   std::vector<std::pair<double, double>> sqlite, postgres;
   {
