@@ -2,6 +2,7 @@
 #include <iostream>
 #include <memory>
 
+#include "bench_workers.h"
 #include "commands.h"
 #include "episode_flags.h"
 #include "kope/agent/backend_choice.h"
@@ -18,9 +19,15 @@ struct BenchArgs {
   std::string out;
   int jobs = 1;
   EpisodeFlags episode;
+  std::string workers;                                  // --workers URL: evaluate on the queue
+  std::vector<std::string> candidates{"optimized.cc"};  // with --workers
 };
 
 int RunBench(const BenchArgs& args) {
+  if (!args.workers.empty()) {
+    return RunBenchOnWorkers({args.workers, args.dir, args.name, args.candidates, 5,
+                              args.episode.no_bubblewrap, args.episode.json, args.episode.quiet});
+  }
   Result<std::string> location = memory::ResolveStoreLocation(args.episode.store);
   if (!location.ok()) {
     std::cerr << "kope bench: " << location.status().message() << "\n";
@@ -139,6 +146,13 @@ void RegisterBenchCommand(CLI::App& app, int* exit_code) {
   cmd->add_flag("--json", args->episode.json, "Print the report as JSON");
   cmd->add_flag("--no-bwrap", args->episode.no_bubblewrap, "Do not use bubblewrap");
   cmd->add_flag("-q,--quiet", args->episode.quiet, "No progress lines");
+  cmd->add_option("--workers", args->workers,
+                  "Instead of episodes: enqueue an evaluation of each task's candidate files in "
+                  "this shared store's queue (postgresql://...), for `kope worker` processes, "
+                  "and collect the verdicts");
+  cmd->add_option("--candidate", args->candidates,
+                  "With --workers: the candidate file names to evaluate in each task folder "
+                  "(repeatable; default optimized.cc)");
   cmd->callback([args, cmd, exit_code] {
     args->episode.llm = cmd->count("--llm") > 0;
     *exit_code = RunBench(*args);

@@ -18,6 +18,7 @@ void RegisterImportCommand(CLI::App& app, int* exit_code);
 void RegisterDeployCommand(CLI::App& app, int* exit_code);
 void RegisterServeCommand(CLI::App& app, int* exit_code);
 void RegisterPackCommand(CLI::App& app, int* exit_code);
+void RegisterWorkerCommand(CLI::App& app, int* exit_code);
 
 }  // namespace kope::cli
 

@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   kope::cli::RegisterDeployCommand(app, &exit_code);
   kope::cli::RegisterServeCommand(app, &exit_code);
   kope::cli::RegisterPackCommand(app, &exit_code);
+  kope::cli::RegisterWorkerCommand(app, &exit_code);
   kope::cli::RegisterEvalServiceCommand(app, &exit_code);
   try {
     app.parse(argc, argv);

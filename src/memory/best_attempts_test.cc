@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "test_graph.h"
+#include "testing/test_stores.h"
 
 namespace kope::memory {
 namespace {
@@ -108,9 +109,13 @@ Ranking ActualRanking(GraphStore& store, const std::string& family, NodeId hw, i
   return out;
 }
 
-TEST(BestAttemptsTest, MergedRankingsMatchARankingOfAllOutcomes) {
+class BestAttemptsTest : public ::testing::TestWithParam<testing::StoreKind> {};
+
+TEST_P(BestAttemptsTest, MergedRankingsMatchARankingOfAllOutcomes) {
   TempDir dir;
-  std::unique_ptr<GraphStore> store = testing::OpenOrDie(dir / "experience.db");
+  testing::TestStoreLocation where = testing::NewStoreLocation(GetParam(), dir.path());
+  if (where.location.empty()) GTEST_SKIP() << where.skip_reason;
+  std::unique_ptr<GraphStore> store = testing::OpenLocationOrDie(where.location);
   RandomGraph graph;
   KOPE_ASSERT_OK(store->Write([&](GraphWriter& w) { return WriteRandomGraph(w, graph); }));
   const std::vector<Row>& rows = graph.rows;
@@ -128,6 +133,8 @@ TEST(BestAttemptsTest, MergedRankingsMatchARankingOfAllOutcomes) {
   }
   EXPECT_TRUE(ValueOrDie(store->BestAttempts(testing::Best(0, "conv", 0))).empty());
 }
+
+INSTANTIATE_TEST_SUITE_P(BothStores, BestAttemptsTest, KOPE_ALL_STORES);
 
 }  // namespace
 }  // namespace kope::memory

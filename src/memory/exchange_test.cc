@@ -5,8 +5,10 @@
 
 #include <fstream>
 #include <sstream>
+#include <tuple>
 
 #include "test_graph.h"
+#include "testing/test_stores.h"
 
 namespace kope::memory {
 namespace {
@@ -102,20 +104,36 @@ int64_t Nodes(const StoreStats& s) {
   return s.tasks + s.hardware + s.runs + s.attempts + s.outcomes + s.insights;
 }
 
-class ExchangeTest : public ::testing::Test {
+// Exports from the first store kind, imports into the second: a laptop's graph joins the team's
+// (SQLite to PostgreSQL) and the other way round.
+class ExchangeTest
+    : public ::testing::TestWithParam<std::tuple<testing::StoreKind, testing::StoreKind>> {
  protected:
+  // A fresh store: the exporting kind for "a", the importing kind for the others.
+  std::unique_ptr<GraphStore> Open(const std::string& name) {
+    testing::StoreKind kind = name == "a.db" ? std::get<0>(GetParam()) : std::get<1>(GetParam());
+    testing::TestStoreLocation where = testing::NewStoreLocation(kind, dir_.path(), name);
+    if (where.location.empty()) std::abort();  // SetUp skipped the test where a kind is missing
+    return testing::OpenLocationOrDie(where.location);
+  }
+  void SetUp() override {
+    for (testing::StoreKind kind : {std::get<0>(GetParam()), std::get<1>(GetParam())}) {
+      testing::TestStoreLocation where = testing::NewStoreLocation(kind, dir_.path(), "probe.db");
+      if (where.location.empty()) GTEST_SKIP() << where.skip_reason;
+    }
+  }
   TempDir dir_;
 };
 
-TEST_F(ExchangeTest, WholeGraphRoundTripsAndReimportAddsNothing) {
-  auto a = testing::OpenOrDie(dir_ / "a.db");
+TEST_P(ExchangeTest, WholeGraphRoundTripsAndReimportAddsNothing) {
+  auto a = Open("a.db");
   Ids ids = Fill(*a);
   ExchangeReport out = ValueOrDie(ExportJsonlFile(*a, {}, dir_ / "pack.jsonl"));
   EXPECT_EQ(out.records["attempt"], 4);
   EXPECT_EQ(out.records["source"], 4);
   EXPECT_EQ(out.records["used"], 2);
 
-  auto b = testing::OpenOrDie(dir_ / "b.db");
+  auto b = Open("b.db");
   ExchangeReport in = ValueOrDie(ImportJsonlFile(*b, dir_ / "pack.jsonl"));
   StoreStats sa = ValueOrDie(a->Stats()), sb = ValueOrDie(b->Stats());
   EXPECT_EQ(in.new_nodes, Nodes(sa));
@@ -151,9 +169,9 @@ TEST_F(ExchangeTest, WholeGraphRoundTripsAndReimportAddsNothing) {
   KOPE_ASSERT_OK(b->CheckIntegrity());
 }
 
-TEST_F(ExchangeTest, PacksFromTwoStoresMerge) {
-  auto a = testing::OpenOrDie(dir_ / "a.db");
-  auto b = testing::OpenOrDie(dir_ / "b.db");
+TEST_P(ExchangeTest, PacksFromTwoStoresMerge) {
+  auto a = Open("a.db");
+  auto b = Open("b.db");
   Fill(*a);
   Fill(*b, "_b");  // shares the hardware and the insight (same content), not the tasks
   ValueOrDie(ExportJsonlFile(*a, {}, dir_ / "a.jsonl"));
@@ -171,8 +189,8 @@ TEST_F(ExchangeTest, PacksFromTwoStoresMerge) {
   EXPECT_EQ(insights[0].insight.support, 2);
 }
 
-TEST_F(ExchangeTest, FamilySubgraphIsClosed) {
-  auto a = testing::OpenOrDie(dir_ / "a.db");
+TEST_P(ExchangeTest, FamilySubgraphIsClosed) {
+  auto a = Open("a.db");
   Ids ids = Fill(*a);
   ExchangeReport matmul =
       ValueOrDie(ExportJsonlFile(*a, ExportFilter{"matmul"}, dir_ / "matmul.jsonl"));
@@ -182,7 +200,7 @@ TEST_F(ExchangeTest, FamilySubgraphIsClosed) {
   EXPECT_EQ(matmul.records["insight"], 0);
   EXPECT_EQ(matmul.records["evidence"], 0);
   EXPECT_EQ(matmul.records["used"], 1);  // transfer used the softmax exemplar, which came along
-  auto c = testing::OpenOrDie(dir_ / "c.db");
+  auto c = Open("c.db");
   ValueOrDie(ImportJsonlFile(*c, dir_ / "matmul.jsonl"));
   EXPECT_EQ(ValueOrDie(c->Stats()).attempts, 4);
 
@@ -193,14 +211,14 @@ TEST_F(ExchangeTest, FamilySubgraphIsClosed) {
   EXPECT_EQ(softmax.records["insight"], 1);
   EXPECT_EQ(softmax.records["evidence"], 1);
   EXPECT_EQ(softmax.records["used"], 1);  // the edge from the matmul attempt stays behind
-  auto d = testing::OpenOrDie(dir_ / "d.db");
+  auto d = Open("d.db");
   ValueOrDie(ImportJsonlFile(*d, dir_ / "softmax.jsonl"));
   EXPECT_EQ(ValueOrDie(d->FindInsights(testing::InFamily("softmax")))[0].insight.support, 1);
   (void)ids;
 }
 
-TEST_F(ExchangeTest, MalformedLinesNameTheLineAndImportNothing) {
-  auto a = testing::OpenOrDie(dir_ / "a.db");
+TEST_P(ExchangeTest, MalformedLinesNameTheLineAndImportNothing) {
+  auto a = Open("a.db");
   Fill(*a);
   ValueOrDie(ExportJsonlFile(*a, {}, dir_ / "pack.jsonl"));
   std::vector<std::string> lines;
@@ -231,7 +249,7 @@ TEST_F(ExchangeTest, MalformedLinesNameTheLineAndImportNothing) {
        "neither earlier in the file nor in the store"},
       {"no header", 0, R"({"type":"task"})", "first line must be the kope-experience header"},
   };
-  auto b = testing::OpenOrDie(dir_ / "b.db");
+  auto b = Open("b.db");
   Fill(*b, "_b");
   StoreStats before = ValueOrDie(b->Stats());
   for (const Breakage& c : cases) {
@@ -256,8 +274,8 @@ TEST_F(ExchangeTest, MalformedLinesNameTheLineAndImportNothing) {
   EXPECT_EQ(ImportJsonlFile(*b, dir_ / "missing.jsonl").status().code(), StatusCode::kIoError);
 }
 
-TEST_F(ExchangeTest, TamperedSourceIsRejected) {
-  auto a = testing::OpenOrDie(dir_ / "a.db");
+TEST_P(ExchangeTest, TamperedSourceIsRejected) {
+  auto a = Open("a.db");
   Fill(*a);
   std::ostringstream pack;
   ValueOrDie(ExportJsonl(*a, {}, pack));
@@ -266,13 +284,28 @@ TEST_F(ExchangeTest, TamperedSourceIsRejected) {
   ASSERT_NE(pos, std::string::npos);
   text.replace(pos, 10, "x[0] -= 1;");
   testing::WriteBytes(dir_ / "tampered.jsonl", text);
-  auto b = testing::OpenOrDie(dir_ / "b.db");
+  auto b = Open("b.db");
   auto result = ImportJsonlFile(*b, dir_ / "tampered.jsonl");
   ASSERT_FALSE(result.ok());
   EXPECT_NE(result.status().message().find("does not match its hash"), std::string::npos)
       << result.status().message();
   EXPECT_EQ(Nodes(ValueOrDie(b->Stats())), 0);
 }
+
+std::string ExchangeName(
+    const ::testing::TestParamInfo<std::tuple<testing::StoreKind, testing::StoreKind>>& info) {
+  auto name = [](testing::StoreKind kind) {
+    return testing::StoreKindName(::testing::TestParamInfo<testing::StoreKind>(kind, 0));
+  };
+  return name(std::get<0>(info.param)) + "To" + name(std::get<1>(info.param));
+}
+
+INSTANTIATE_TEST_SUITE_P(BothStores, ExchangeTest,
+                         ::testing::Combine(::testing::Values(testing::StoreKind::kSqlite,
+                                                              testing::StoreKind::kPostgres),
+                                            ::testing::Values(testing::StoreKind::kSqlite,
+                                                              testing::StoreKind::kPostgres)),
+                         ExchangeName);
 
 }  // namespace
 }  // namespace kope::memory

@@ -6,6 +6,7 @@
 
 #include "kope/memory/evidence.h"
 #include "test_graph.h"
+#include "testing/test_stores.h"
 
 namespace kope::memory {
 namespace {
@@ -31,10 +32,13 @@ std::vector<NodeId> AttemptIds(const std::vector<AttemptView>& views) {
 // softmax_wide on the H100: b1 (valid 3.0, flagged), b2 (valid 1.2)
 // matmul_square on the H200 (same arch): m1 (valid 4.0)
 // log_softmax on a CPU: c1 (compile_error, the same error as a3 in another file)
-class QueriesTest : public ::testing::Test {
+class QueriesTest : public ::testing::TestWithParam<testing::StoreKind> {
  protected:
   void SetUp() override {
-    store_ = testing::OpenOrDie(dir_ / "experience.db");
+    testing::TestStoreLocation where = testing::NewStoreLocation(GetParam(), dir_.path());
+    if (where.location.empty()) GTEST_SKIP() << where.skip_reason;
+    location_ = where.location;
+    store_ = testing::OpenLocationOrDie(location_);
     KOPE_ASSERT_OK(store_->Write([&](GraphWriter& w) -> Status {
       KOPE_ASSIGN_OR_RETURN(h100_, w.PutHardware(MakeHardware("cuda", "NVIDIA H100", "sm_90")));
       KOPE_ASSIGN_OR_RETURN(h200_, w.PutHardware(MakeHardware("cuda", "NVIDIA H200", "sm_90")));
@@ -127,13 +131,14 @@ class QueriesTest : public ::testing::Test {
   }
 
   TempDir dir_;
+  std::string location_;
   std::unique_ptr<GraphStore> store_;
   NodeId h100_ = 0, h200_ = 0, cpu_ = 0, rows_ = 0, wide_ = 0, logsm_ = 0, matmul_ = 0;
   NodeId a1_ = 0, a2_ = 0, a3_ = 0, a4_ = 0, a5_ = 0, b1_ = 0, b2_ = 0, m1_ = 0, c1_ = 0;
   std::map<NodeId, NodeId> outcomes_;  // attempt -> its outcome
 };
 
-TEST_F(QueriesTest, LineageRunsFromTheRootWithOutcomes) {
+TEST_P(QueriesTest, LineageRunsFromTheRootWithOutcomes) {
   std::vector<AttemptView> lineage = ValueOrDie(store_->Lineage(a4_));
   EXPECT_EQ(AttemptIds(lineage), (std::vector<NodeId>{a1_, a2_, a4_}));
   ASSERT_TRUE(lineage[1].outcome.has_value());
@@ -144,7 +149,7 @@ TEST_F(QueriesTest, LineageRunsFromTheRootWithOutcomes) {
   EXPECT_EQ(store_->Lineage(9999).status().code(), StatusCode::kNotFound);
 }
 
-TEST_F(QueriesTest, ChildrenAreTheAlternativesWithTheirOutcomes) {
+TEST_P(QueriesTest, ChildrenAreTheAlternativesWithTheirOutcomes) {
   std::vector<AttemptView> children = ValueOrDie(store_->Children(a1_));
   EXPECT_EQ(AttemptIds(children), (std::vector<NodeId>{a2_, a3_}));
   EXPECT_EQ(children[1].outcome->verdict, "compile_error");
@@ -152,7 +157,7 @@ TEST_F(QueriesTest, ChildrenAreTheAlternativesWithTheirOutcomes) {
   EXPECT_TRUE(ValueOrDie(store_->Children(a4_)).empty());
 }
 
-TEST_F(QueriesTest, LatestOutcomeWinsAndAllOutcomesAreKept) {
+TEST_P(QueriesTest, LatestOutcomeWinsAndAllOutcomesAreKept) {
   KOPE_ASSERT_OK(store_->Write([&](GraphWriter& w) -> Status {
     OutcomeNode in_model = testing::Failed("incorrect", "logits differ in the model");
     in_model.stage = "in_model";
@@ -165,7 +170,7 @@ TEST_F(QueriesTest, LatestOutcomeWinsAndAllOutcomesAreKept) {
   EXPECT_EQ(all[0].verdict, "valid");
 }
 
-TEST_F(QueriesTest, RunAttemptsAndAttemptsWithSource) {
+TEST_P(QueriesTest, RunAttemptsAndAttemptsWithSource) {
   NodeId run = ValueOrDie(store_->GetAttempt(a1_)).run_id;
   EXPECT_EQ(AttemptIds(ValueOrDie(store_->RunAttempts(run))),
             (std::vector<NodeId>{a1_, a2_, a3_, a4_, a5_}));
@@ -175,7 +180,7 @@ TEST_F(QueriesTest, RunAttemptsAndAttemptsWithSource) {
   EXPECT_TRUE(ValueOrDie(store_->AttemptsWithSource(rows_, h200_, a2.source_hash)).empty());
 }
 
-TEST_F(QueriesTest, BestValidAttemptsPerTaskFamilyAndHardware) {
+TEST_P(QueriesTest, BestValidAttemptsPerTaskFamilyAndHardware) {
   EXPECT_EQ(AttemptIds(ValueOrDie(store_->BestAttempts(testing::Best(rows_, "", 0)))),
             (std::vector<NodeId>{a4_, a2_, a1_}));
   EXPECT_EQ(AttemptIds(ValueOrDie(store_->BestAttempts(testing::Best(rows_, "", 0, 2)))),
@@ -204,7 +209,7 @@ TEST_F(QueriesTest, BestValidAttemptsPerTaskFamilyAndHardware) {
 // rankings: the same answers as ranking every valid outcome at once (speedup descending, then
 // outcome id; one row per attempt, its best outcome), with ties, attempts timed several times and
 // flagged or invalid outcomes among them.
-TEST_F(QueriesTest, InsightsInScopeRankedByEvidence) {
+TEST_P(QueriesTest, InsightsInScopeRankedByEvidence) {
   InsightNode lucky;
   lucky.text = "one big win from warp shuffles";
   lucky.scope = testing::Scope("softmax", "cuda", "NVIDIA H100", "sm_90");
@@ -273,7 +278,7 @@ TEST_F(QueriesTest, InsightsInScopeRankedByEvidence) {
   EXPECT_EQ(ranked[0].insight.id, lucky_id);
 }
 
-TEST_F(QueriesTest, EvidenceEdgesAreAddedOnceAndRewordingKeepsThem) {
+TEST_P(QueriesTest, EvidenceEdgesAreAddedOnceAndRewordingKeepsThem) {
   InsightNode i;
   i.text = "first wording";
   i.scope.op_family = "softmax";
@@ -296,7 +301,7 @@ TEST_F(QueriesTest, EvidenceEdgesAreAddedOnceAndRewordingKeepsThem) {
   EXPECT_TRUE(ValueOrDie(store_->Search(testing::Words("first wording"))).empty());
 }
 
-TEST_F(QueriesTest, RecurringErrorsShareASignature) {
+TEST_P(QueriesTest, RecurringErrorsShareASignature) {
   OutcomeNode a3 = ValueOrDie(store_->GetOutcome(outcomes_[a3_]));
   OutcomeNode c1 = ValueOrDie(store_->GetOutcome(outcomes_[c1_]));
   EXPECT_EQ(a3.error_signature, c1.error_signature);
@@ -308,7 +313,7 @@ TEST_F(QueriesTest, RecurringErrorsShareASignature) {
   EXPECT_TRUE(ValueOrDie(store_->AttemptsWithError("", "", 10)).empty());
 }
 
-TEST_F(QueriesTest, FullTextSearchOverDecisionsErrorsInsightsAndTasks) {
+TEST_P(QueriesTest, FullTextSearchOverDecisionsErrorsInsightsAndTasks) {
   std::vector<SearchHit> hits = ValueOrDie(store_->Search(testing::Words("warp shuffle")));
   ASSERT_FALSE(hits.empty());
   EXPECT_EQ(hits[0].node, (NodeRef{NodeKind::kAttempt, a4_}));
@@ -340,7 +345,7 @@ TEST_F(QueriesTest, FullTextSearchOverDecisionsErrorsInsightsAndTasks) {
   EXPECT_EQ(ValueOrDie(store_->Search(testing::Words("softmax", {}, "", true, 2))).size(), 2u);
 }
 
-TEST_F(QueriesTest, SearchRanksTheNewestMatchesOfEachKind) {
+TEST_P(QueriesTest, SearchRanksTheNewestMatchesOfEachKind) {
   std::vector<NodeId> probes;
   KOPE_ASSERT_OK(store_->Write([&](GraphWriter& w) -> Status {
     for (int i = 0; i < 30; ++i) {
@@ -366,7 +371,7 @@ TEST_F(QueriesTest, SearchRanksTheNewestMatchesOfEachKind) {
   EXPECT_EQ(ValueOrDie(store_->Search(q)).size(), 5u);
 }
 
-TEST_F(QueriesTest, TextRelevanceScoresGivenCandidates) {
+TEST_P(QueriesTest, TextRelevanceScoresGivenCandidates) {
   std::vector<double> r = ValueOrDie(
       store_->TextRelevance(SearchKind::kAttempt, {a4_, a2_, 99999, a1_}, "warp shuffle, rows!"));
   ASSERT_EQ(r.size(), 4u);
@@ -384,7 +389,7 @@ TEST_F(QueriesTest, TextRelevanceScoresGivenCandidates) {
             std::vector<double>{0.0});
 }
 
-TEST_F(QueriesTest, SimilarTasksPreferFamilyThenSizeThenText) {
+TEST_P(QueriesTest, SimilarTasksPreferFamilyThenSizeThenText) {
   std::vector<SimilarTask> similar = ValueOrDie(store_->SimilarTasks(rows_, 10));
   ASSERT_GE(similar.size(), 2u);
   EXPECT_EQ(similar[0].task.id, wide_);
@@ -406,7 +411,7 @@ TEST_F(QueriesTest, SimilarTasksPreferFamilyThenSizeThenText) {
   EXPECT_EQ(similar[0].task.id, close);
 }
 
-TEST_F(QueriesTest, UsedEdgesAndCredit) {
+TEST_P(QueriesTest, UsedEdgesAndCredit) {
   InsightNode i;
   i.text = "insight shown to a4";
   i.scope.op_family = "softmax";
@@ -448,7 +453,7 @@ TEST_F(QueriesTest, UsedEdgesAndCredit) {
   EXPECT_EQ(bad.code(), StatusCode::kInvalidArgument);
 }
 
-TEST_F(QueriesTest, ListsAndKeys) {
+TEST_P(QueriesTest, ListsAndKeys) {
   EXPECT_EQ(ValueOrDie(store_->ListTasks("softmax")).size(), 2u);
   EXPECT_EQ(ValueOrDie(store_->ListTasks("")).size(), 4u);
   EXPECT_EQ(ValueOrDie(store_->ListHardware()).size(), 3u);
@@ -460,6 +465,8 @@ TEST_F(QueriesTest, ListsAndKeys) {
   EXPECT_EQ(store_->FindByKey(NodeKind::kTask, "xyz").status().code(),
             StatusCode::kInvalidArgument);
 }
+
+INSTANTIATE_TEST_SUITE_P(BothStores, QueriesTest, KOPE_ALL_STORES);
 
 }  // namespace
 }  // namespace kope::memory

@@ -2,6 +2,8 @@
 
 #include <cstdlib>
 
+#include "kope/memory/postgres/postgres_store.h"
+
 namespace kope::memory {
 namespace {
 
@@ -31,10 +33,7 @@ Result<std::string> ResolveStoreLocation(std::string_view flag_value) {
 
 Result<std::unique_ptr<GraphStore>> OpenStore(std::string_view location,
                                               const StoreOptions& options) {
-  if (location.rfind("postgresql://", 0) == 0 || location.rfind("postgres://", 0) == 0) {
-    return Status::FailedPrecondition(
-        "the PostgreSQL experience store is not available in this build; use a file path");
-  }
+  if (IsPostgresLocation(location)) return OpenPostgresStore(location, options);
   return OpenSqliteStore(std::filesystem::path(location), options);
 }
 

@@ -13,6 +13,7 @@
 #include "kope/memory/graph_store.h"
 #include "kope/memory/record.h"
 #include "kope/memory/sqlite/sqlite_store.h"
+#include "kope/memory/store_location.h"
 
 namespace kope::memory::testing {
 
@@ -45,6 +46,14 @@ inline void WriteBytes(const std::filesystem::path& file, const std::string& byt
 
 inline std::unique_ptr<GraphStore> OpenOrDie(const std::filesystem::path& path) {
   auto store = OpenSqliteStore(path);
+  EXPECT_TRUE(store.ok()) << store.status().ToString();
+  if (!store.ok()) std::abort();
+  return std::move(store).value();
+}
+
+// Opens a store by its location (a file path or a PostgreSQL URL), as OpenStore does.
+inline std::unique_ptr<GraphStore> OpenLocationOrDie(const std::string& location) {
+  auto store = OpenStore(location);
   EXPECT_TRUE(store.ok()) << store.status().ToString();
   if (!store.ok()) std::abort();
   return std::move(store).value();

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "test_graph.h"
+#include "testing/test_stores.h"
 
 namespace kope::memory {
 namespace {
@@ -10,10 +11,13 @@ namespace {
 using testing::TempDir;
 using testing::ValueOrDie;
 
-class WorkloadNodesTest : public ::testing::Test {
+class WorkloadNodesTest : public ::testing::TestWithParam<testing::StoreKind> {
  protected:
   void SetUp() override {
-    store_ = testing::OpenOrDie(dir_ / "store.db");
+    testing::TestStoreLocation where = testing::NewStoreLocation(GetParam(), dir_.path());
+    if (where.location.empty()) GTEST_SKIP() << where.skip_reason;
+    location_ = where.location;
+    store_ = testing::OpenLocationOrDie(location_);
     KOPE_ASSERT_OK(store_->Write([&](GraphWriter& w) -> Status {
       KOPE_ASSIGN_OR_RETURN(task_, w.PutTask(testing::MakeTask("rmsnorm", "norm", 4096)));
       WorkloadNode workload;
@@ -45,12 +49,13 @@ class WorkloadNodesTest : public ::testing::Test {
   }
 
   TempDir dir_;
+  std::string location_;
   std::unique_ptr<GraphStore> store_;
   NodeId task_ = 0;
   NodeId workload_ = 0;
 };
 
-TEST_F(WorkloadNodesTest, AWorkloadIsOneNodePerNameAndHash) {
+TEST_P(WorkloadNodesTest, AWorkloadIsOneNodePerNameAndHash) {
   WorkloadNode stored = ValueOrDie(store_->GetWorkload(workload_));
   EXPECT_EQ(stored.key, WorkloadKey("chat", "abc"));
   EXPECT_EQ(stored.attrs_json, R"({"device":"cuda"})");
@@ -69,7 +74,7 @@ TEST_F(WorkloadNodesTest, AWorkloadIsOneNodePerNameAndHash) {
   EXPECT_EQ(FormatNodeRef(ValueOrDie(ParseNodeRef("w2"))), "workload:2");
 }
 
-TEST_F(WorkloadNodesTest, AnEdgeIsAddedOnce) {
+TEST_P(WorkloadNodesTest, AnEdgeIsAddedOnce) {
   EXPECT_TRUE(ValueOrDie(AddEdge(Edge())));
   EXPECT_FALSE(ValueOrDie(AddEdge(Edge(0.5))));  // exists: unchanged
   std::vector<FromWorkloadEdge> edges = ValueOrDie(store_->WorkloadTasks(workload_));
@@ -84,7 +89,7 @@ TEST_F(WorkloadNodesTest, AnEdgeIsAddedOnce) {
   KOPE_ASSERT_OK(store_->CheckIntegrity());
 }
 
-TEST_F(WorkloadNodesTest, RefusesWhatBreaksTheModel) {
+TEST_P(WorkloadNodesTest, RefusesWhatBreaksTheModel) {
   FromWorkloadEdge no_task = Edge();
   no_task.task_id = 99;
   FromWorkloadEdge no_workload = Edge();
@@ -102,6 +107,8 @@ TEST_F(WorkloadNodesTest, RefusesWhatBreaksTheModel) {
   EXPECT_EQ(ValueOrDie(store_->Stats()).from_workload_edges, 0);
   EXPECT_EQ(store_->GetWorkload(99).status().code(), StatusCode::kNotFound);
 }
+
+INSTANTIATE_TEST_SUITE_P(BothStores, WorkloadNodesTest, KOPE_ALL_STORES);
 
 }  // namespace
 }  // namespace kope::memory

@@ -3,7 +3,8 @@
 // The location is, in order of precedence: the `--store` flag, the KOPE_STORE environment
 // variable, and the default $XDG_DATA_HOME/kope/experience.db (or
 // ~/.local/share/kope/experience.db when XDG_DATA_HOME is not set). A location is a file path
-// (the SQLite store); "postgresql://" and "postgres://" URLs are reserved for the shared store.
+// (the SQLite store); a "postgresql://" or "postgres://" URL is the shared PostgreSQL store
+// (postgres/postgres_store.h).
 // Thread-safe (reads the environment only).
 #ifndef KOPE_MEMORY_STORE_LOCATION_H_
 #define KOPE_MEMORY_STORE_LOCATION_H_

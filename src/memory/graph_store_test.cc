@@ -1,14 +1,14 @@
-// The model as the SQLite store keeps it: writes, upserts, derived fields, validation, rollback.
-#include "kope/memory/sqlite/sqlite_store.h"
-
+// The model as every store keeps it: writes, upserts, derived fields, validation, rollback.
 #include <gtest/gtest.h>
 
 #include <stdexcept>
 #include <thread>
 
-#include "../test_graph.h"
 #include "kope/base/hash.h"
 #include "kope/memory/record.h"
+#include "kope/memory/sqlite/sqlite_store.h"
+#include "test_graph.h"
+#include "testing/test_stores.h"
 
 namespace kope::memory {
 namespace {
@@ -19,9 +19,14 @@ using testing::MakeTask;
 using testing::TempDir;
 using testing::ValueOrDie;
 
-class StoreTest : public ::testing::Test {
+class StoreTest : public ::testing::TestWithParam<testing::StoreKind> {
  protected:
-  void SetUp() override { store_ = testing::OpenOrDie(dir_ / "experience.db"); }
+  void SetUp() override {
+    testing::TestStoreLocation where = testing::NewStoreLocation(GetParam(), dir_.path());
+    if (where.location.empty()) GTEST_SKIP() << where.skip_reason;
+    location_ = where.location;
+    store_ = testing::OpenLocationOrDie(location_);
+  }
 
   // Puts a task, hardware and run; returns the run id.
   NodeId PutRun() {
@@ -59,10 +64,11 @@ class StoreTest : public ::testing::Test {
   static void CheckOk(const Status& s) { ASSERT_TRUE(s.ok()) << s.ToString(); }
 
   TempDir dir_;
+  std::string location_;
   std::unique_ptr<GraphStore> store_;
 };
 
-TEST_F(StoreTest, NewStoreIsEmptyAtTheCurrentSchema) {
+TEST_P(StoreTest, NewStoreIsEmptyAtTheCurrentSchema) {
   StoreStats stats = ValueOrDie(store_->Stats());
   EXPECT_EQ(stats.schema_version, kSqliteSchemaVersion);
   EXPECT_EQ(stats.tasks + stats.attempts + stats.outcomes + stats.insights, 0);
@@ -70,7 +76,7 @@ TEST_F(StoreTest, NewStoreIsEmptyAtTheCurrentSchema) {
   KOPE_ASSERT_OK(store_->CheckIntegrity());
 }
 
-TEST_F(StoreTest, NodesRoundTripWithAllFields) {
+TEST_P(StoreTest, NodesRoundTripWithAllFields) {
   NodeId run = PutRun();
   RunNode stored_run = ValueOrDie(store_->GetRun(run));
   EXPECT_EQ(stored_run.label, "optimize");
@@ -115,7 +121,7 @@ TEST_F(StoreTest, NodesRoundTripWithAllFields) {
   EXPECT_EQ(store_->GetTask(999).status().code(), StatusCode::kNotFound);
 }
 
-TEST_F(StoreTest, PutsAreUpsertsByContentKey) {
+TEST_P(StoreTest, PutsAreUpsertsByContentKey) {
   NodeId run = PutRun();
   NodeId again = 0;
   KOPE_ASSERT_OK(store_->Write([&](GraphWriter& w) -> Status {
@@ -135,7 +141,7 @@ TEST_F(StoreTest, PutsAreUpsertsByContentKey) {
   EXPECT_EQ(stats.sources, 1);  // stored once
 }
 
-TEST_F(StoreTest, DiffAndClassesAreDerivedFromTheChange) {
+TEST_P(StoreTest, DiffAndClassesAreDerivedFromTheChange) {
   NodeId run = PutRun();
   std::string parent_source = "#pragma omp parallel for\nfor (i...) y[i] = x[i];\n";
   std::string child_source =
@@ -151,7 +157,7 @@ TEST_F(StoreTest, DiffAndClassesAreDerivedFromTheChange) {
       << c.diff;
 }
 
-TEST_F(StoreTest, StatedClassesAreKeptBesideDerivedOnes) {
+TEST_P(StoreTest, StatedClassesAreKeptBesideDerivedOnes) {
   NodeId run = PutRun();
   NodeId id = 0;
   KOPE_ASSERT_OK(store_->Write([&](GraphWriter& w) -> Status {
@@ -166,7 +172,7 @@ TEST_F(StoreTest, StatedClassesAreKeptBesideDerivedOnes) {
             (std::vector<std::string>{"loop-unroll", "my-own-tag", "tune-parameters"}));
 }
 
-TEST_F(StoreTest, InvalidWritesAreRefusedAndRolledBack) {
+TEST_P(StoreTest, InvalidWritesAreRefusedAndRolledBack) {
   NodeId run = PutRun();
   NodeId a = ValueOrDie(PutAttempt(run, 0, "root", "src"));
   struct BadWrite {
@@ -249,7 +255,7 @@ TEST_F(StoreTest, InvalidWritesAreRefusedAndRolledBack) {
   EXPECT_EQ(stats.outcomes, 0);
 }
 
-TEST_F(StoreTest, ExceptionInABodyRollsBackAndPropagates) {
+TEST_P(StoreTest, ExceptionInABodyRollsBackAndPropagates) {
   EXPECT_THROW((void)store_->Write([&](GraphWriter& w) -> Status {
     (void)w.PutTask(MakeTask("t", "f", 1));
     throw std::runtime_error("boom");
@@ -261,7 +267,7 @@ TEST_F(StoreTest, ExceptionInABodyRollsBackAndPropagates) {
   EXPECT_EQ(ValueOrDie(store_->Stats()).tasks, 1);
 }
 
-TEST_F(StoreTest, NestedWriteIsRefusedButQueriesSeeTheBodysWrites) {
+TEST_P(StoreTest, NestedWriteIsRefusedButQueriesSeeTheBodysWrites) {
   Status nested;
   KOPE_ASSERT_OK(store_->Write([&](GraphWriter& w) -> Status {
     KOPE_ASSIGN_OR_RETURN(NodeId task, w.PutTask(MakeTask("t", "f", 1)));
@@ -272,7 +278,7 @@ TEST_F(StoreTest, NestedWriteIsRefusedButQueriesSeeTheBodysWrites) {
   EXPECT_EQ(nested.code(), StatusCode::kFailedPrecondition);
 }
 
-TEST_F(StoreTest, RecordEvaluationWritesEverythingInOneTransaction) {
+TEST_P(StoreTest, RecordEvaluationWritesEverythingInOneTransaction) {
   EvaluationRecord r;
   r.task = MakeTask("relu", "elementwise", 1 << 20, "y = max(x, 0)");
   r.hardware = MakeHardware("cpu", "Xeon", "x86_64-avx512");
@@ -312,9 +318,9 @@ TEST_F(StoreTest, RecordEvaluationWritesEverythingInOneTransaction) {
   EXPECT_EQ(stats.outcomes, 3);
 }
 
-TEST_F(StoreTest, ThreadsAndSecondConnectionWriteConcurrently) {
+TEST_P(StoreTest, ThreadsAndSecondConnectionWriteConcurrently) {
   NodeId run = PutRun();
-  std::unique_ptr<GraphStore> second = testing::OpenOrDie(dir_ / "experience.db");
+  std::unique_ptr<GraphStore> second = testing::OpenLocationOrDie(location_);
   constexpr int kPerWriter = 40;
   auto writer = [&](GraphStore* store, int tag) {
     for (int i = 0; i < kPerWriter; ++i) {
@@ -338,6 +344,8 @@ TEST_F(StoreTest, ThreadsAndSecondConnectionWriteConcurrently) {
   EXPECT_EQ(ValueOrDie(second->Stats()).outcomes, 3 * kPerWriter);
   KOPE_ASSERT_OK(store_->CheckIntegrity());
 }
+
+INSTANTIATE_TEST_SUITE_P(BothStores, StoreTest, KOPE_ALL_STORES);
 
 }  // namespace
 }  // namespace kope::memory

@@ -1,0 +1,32 @@
+// `kope bench DIR --workers URL`: a suite's candidates evaluated by `kope worker` processes
+// instead of by this process: one eval job per task and candidate file, enqueued in the shared
+// store's queue, collected as the workers complete them, with progress (jobs queued / running /
+// done, and per worker) on stderr and a table of the verdicts on stdout.
+#ifndef KOPE_SRC_CLI_BENCH_WORKERS_H_
+#define KOPE_SRC_CLI_BENCH_WORKERS_H_
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace kope::cli {
+
+struct BenchWorkersArgs {
+  std::string url;                      // the shared store and queue
+  std::string dir;                      // the suite's folder
+  std::string name;                     // the suite's name ("": the folder's name)
+  std::vector<std::string> candidates;  // candidate file names in each task folder
+  int trials = 5;
+  bool no_bubblewrap = false;
+  bool json = false;
+  bool quiet = false;
+  double wait_seconds = 0;  // 0: until every job has ended
+};
+
+// Returns the process exit code: 0 when every job completed, 1 when one failed or the wait ran
+// out, 2 for bad input (no task with a candidate).
+int RunBenchOnWorkers(const BenchWorkersArgs& args);
+
+}  // namespace kope::cli
+
+#endif  // KOPE_SRC_CLI_BENCH_WORKERS_H_

@@ -1,0 +1,179 @@
+// `kope worker --store URL`: claims jobs from the shared store's queue and runs them.
+#include <cstdlib>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "commands.h"
+#include "episode_flags.h"
+#include "eval_backend.h"
+#include "kope/eval/evaluator.h"
+#include "kope/memory/postgres/postgres_store.h"
+#include "kope/memory/record.h"
+#include "kope/memory/store_location.h"
+#include "kope/queue/eval_job.h"
+#include "kope/queue/job_queue.h"
+#include "kope/queue/worker.h"
+#include "kope/record/graph_nodes.h"
+#include "kope/torch_bridge/bridge.h"
+
+namespace kope::cli {
+namespace {
+
+struct WorkerArgs {
+  std::string store;
+  int gpu = -1;
+  std::string backend = "auto";
+  std::string name;
+  double lease = 30;
+  double idle_exit = 0;
+  int max_jobs = 0;
+  bool quiet = false;
+};
+
+// Runs the jobs a worker claims: eval jobs on this machine's backends (one of each kind, kept),
+// recording into the store the queue lives in; noop jobs by waiting.
+class JobRunners {
+ public:
+  JobRunners(const WorkerArgs& args, memory::GraphStore& store) : args_(args), store_(store) {}
+
+  Result<std::string> Run(const queue::ClaimedJob& job) {
+    if (job.kind == queue::kNoopJobKind) return RunNoop(job);
+    if (job.kind == queue::kEvalJobKind) return RunEval(job);
+    return Status::InvalidArgument("this worker does not run '" + job.kind + "' jobs");
+  }
+
+ private:
+  static Result<std::string> RunNoop(const queue::ClaimedJob& job) {
+    nlohmann::json payload = nlohmann::json::parse(job.payload_json, nullptr, false);
+    const int ms = payload.is_object() ? payload.value("ms", 0) : 0;
+    if (ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+    return nlohmann::json({{"ms", ms}}).dump();
+  }
+
+  Result<Backend*> BackendFor(const queue::EvalJob& job, const Task& task) {
+    KOPE_ASSIGN_OR_RETURN(std::string name,
+                          EvalBackendName(args_.backend, job.candidate_name, task));
+    auto it = backends_.find(name);
+    if (it == backends_.end()) {
+      KOPE_ASSIGN_OR_RETURN(std::unique_ptr<Backend> made, MakeEvalBackend(name));
+      it = backends_.emplace(name, std::move(made)).first;
+    }
+    return it->second.get();
+  }
+
+  Result<std::string> RunEval(const queue::ClaimedJob& claimed) {
+    KOPE_ASSIGN_OR_RETURN(queue::EvalJob job, queue::EvalJobFromJson(claimed.payload_json));
+    KOPE_ASSIGN_OR_RETURN(Task task, LoadTaskOrProblem(job.task));
+    KOPE_ASSIGN_OR_RETURN(Backend * backend, BackendFor(job, task));
+    EvalOptions options;
+    options.trials = job.trials;
+    options.call_timeout_seconds = job.timeout_seconds;
+    options.use_bubblewrap = !job.no_bubblewrap;
+    if (job.confirm) {
+      options.timing = TimingPolicy::Confirm();
+      options.timing_label = "confirm";
+    }
+    Evaluator evaluator(*backend, options);
+    KOPE_ASSIGN_OR_RETURN(Outcome outcome,
+                          evaluator.Evaluate(task, job.candidate_source, job.candidate_name));
+    if (job.record) {
+      KOPE_RETURN_IF_ERROR(Record(claimed, job, task, backend->language(), outcome));
+    }
+    return OutcomeToJson(outcome, -1);
+  }
+
+  // As `kope eval --record`, under the job's keys: a job run again records nothing new.
+  Status Record(const queue::ClaimedJob& claimed, const queue::EvalJob& job, const Task& task,
+                std::string_view language, const Outcome& outcome) {
+    memory::AttemptNode attempt;
+    attempt.decision =
+        job.decision.empty() ? "evaluated by a worker: " + job.candidate_name : job.decision;
+    attempt.proposer = "human";
+    KOPE_ASSIGN_OR_RETURN(
+        memory::EvaluationRecord evaluation,
+        record::EvaluationRecordFor(task, language, outcome, job.candidate_source,
+                                    std::move(attempt), "worker:" + claimed.batch));
+    const queue::EvalJobKeys keys = queue::KeysForEvalJob(claimed.key, claimed.batch, job.task);
+    evaluation.run.key = keys.run;
+    evaluation.attempt.key = keys.attempt;
+    evaluation.outcome.key = keys.outcome;
+    return memory::RecordEvaluation(store_, evaluation).status();
+  }
+
+  const WorkerArgs& args_;
+  memory::GraphStore& store_;
+  std::map<std::string, std::unique_ptr<Backend>> backends_;
+};
+
+int RunWorkerCommand(const WorkerArgs& args) {
+  Result<std::string> location = memory::ResolveStoreLocation(args.store);
+  if (!location.ok() || !memory::IsPostgresLocation(*location)) {
+    std::cerr << "kope worker: the queue lives in a shared PostgreSQL store: pass --store "
+                 "postgresql://... (or set KOPE_STORE)\n";
+    return 2;
+  }
+  if (args.gpu >= 0) ::setenv("CUDA_VISIBLE_DEVICES", std::to_string(args.gpu).c_str(), 1);
+  Result<std::unique_ptr<memory::GraphStore>> store = memory::OpenStore(*location);
+  Result<std::unique_ptr<queue::JobQueue>> jobs =
+      store.ok() ? queue::OpenJobQueue(*location)
+                 : Result<std::unique_ptr<queue::JobQueue>>(store.status());
+  if (!jobs.ok()) {
+    std::cerr << "kope worker: " << jobs.status().message() << "\n";
+    return 1;
+  }
+  JobRunners runners(args, **store);
+  queue::WorkerOptions options;
+  options.name = args.name.empty() ? queue::DefaultWorkerName(args.gpu) : args.name;
+  options.lease_seconds = args.lease;
+  options.idle_exit_seconds = args.idle_exit;
+  options.max_jobs = args.max_jobs;
+  options.stop = InterruptGuard::cancel();
+  if (!args.quiet) {
+    options.on_job = [&](const queue::ClaimedJob& job, queue::JobState state) {
+      std::cerr << options.name << ": job " << job.id << " (" << job.kind << ") "
+                << queue::JobStateName(state) << "\n";
+    };
+  }
+  InterruptGuard guard;
+  Result<queue::WorkerReport> report = queue::RunWorker(
+      **jobs, [&](const queue::ClaimedJob& job) { return runners.Run(job); }, options);
+  if (!report.ok()) {
+    std::cerr << "kope worker: " << report.status().message() << "\n";
+    return 1;
+  }
+  if (!args.quiet) {
+    std::cerr << options.name << ": " << report->done << " done, " << report->failed << " failed, "
+              << report->lost << " lost; stopped: " << report->stop_reason << "\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
+void RegisterWorkerCommand(CLI::App& app, int* exit_code) {
+  auto args = std::make_shared<WorkerArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "worker", "Claim and run jobs (evaluations) from a shared PostgreSQL store's queue");
+  cmd->add_option("--store", args->store,
+                  "The shared store and queue: postgresql://... (default: $KOPE_STORE)");
+  cmd->add_option("--gpu", args->gpu, "Run on this GPU only (sets CUDA_VISIBLE_DEVICES)")
+      ->check(CLI::Range(0, 1023));
+  cmd->add_option("--backend", args->backend, "cpu, cuda, or auto (as for kope eval)")
+      ->check(CLI::IsMember({"cpu", "cuda", "auto"}));
+  cmd->add_option("--name", args->name, "The worker's name in the queue (default: HOST:PID)");
+  cmd->add_option("--lease", args->lease,
+                  "Seconds a claimed job stays this worker's without a heartbeat")
+      ->check(CLI::Range(0.5, 86400.0));
+  cmd->add_option("--idle-exit", args->idle_exit,
+                  "Stop after this many seconds without a job (default 0: run until stopped)")
+      ->check(CLI::Range(0.0, 1e9));
+  cmd->add_option("--max-jobs", args->max_jobs, "Stop after this many jobs (default 0: no limit)")
+      ->check(CLI::Range(0, 1 << 30));
+  cmd->add_flag("-q,--quiet", args->quiet, "No line per job");
+  cmd->callback([args, exit_code] { *exit_code = RunWorkerCommand(*args); });
+}
+
+}  // namespace kope::cli

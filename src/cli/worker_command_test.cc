@@ -1,0 +1,172 @@
+// `kope worker` processes against one database: every job done exactly once, also when a worker
+// is killed (SIGKILL) in the middle of a job; `kope bench --workers` collects the verdicts, and an
+// eval job is recorded once even when run twice.
+// KOPE_QUEUE_STRESS sets how many kill rounds to run (default 2; bench/queue/stress runs more).
+#include <gtest/gtest.h>
+#include <libpq-fe.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "../memory/testing/test_stores.h"
+#include "../testing/test_paths.h"
+#include "kope/base/subprocess.h"
+#include "kope/memory/store_location.h"
+#include "kope/queue/job_queue.h"
+
+namespace kope {
+namespace {
+
+namespace fs = std::filesystem;
+using queue::JobRecord;
+using queue::JobState;
+
+template <typename T>
+T ValueOrDie(Result<T> result) {
+  EXPECT_TRUE(result.ok()) << result.status().ToString();
+  if (!result.ok()) std::abort();
+  return std::move(result).value();
+}
+
+class WorkerCommandTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    memory::testing::TestStoreLocation where =
+        memory::testing::NewStoreLocation(memory::testing::StoreKind::kPostgres, fs::path("/"));
+    if (where.location.empty()) GTEST_SKIP() << where.skip_reason;
+    url_ = where.location;
+    queue_ = ValueOrDie(queue::OpenJobQueue(url_));
+  }
+
+  // Starts `kope worker` on the test's store; returns its pid.
+  int StartWorker(const std::string& name, const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> argv = {(fs::path(testing::BinaryDir()) / "kope").string(),
+                                     "worker",
+                                     "--store",
+                                     url_,
+                                     "--name",
+                                     name,
+                                     "-q"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    SpawnOptions options;
+    options.env = {"HOME=/tmp", "PATH=/usr/bin:/bin",
+                   "KOPE_CACHE_DIR=" + (fs::path(testing::BinaryDir()) / "test-cache").string()};
+    return ValueOrDie(SpawnProcess(argv, options));
+  }
+
+  static int Wait(int pid) {
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+
+  std::vector<JobRecord> Jobs(const std::string& batch) { return ValueOrDie(queue_->Jobs(batch)); }
+
+  std::string url_;
+  std::unique_ptr<queue::JobQueue> queue_;
+};
+
+std::vector<queue::JobSpec> Noops(int n, int ms, const std::string& batch) {
+  return std::vector<queue::JobSpec>(n, {"noop", nlohmann::json({{"ms", ms}}).dump(), batch});
+}
+
+TEST_F(WorkerCommandTest, SeveralWorkersDoEveryJobExactlyOnce) {
+  constexpr int kJobs = 40;
+  ValueOrDie(queue_->Enqueue(Noops(kJobs, 10, "many")));
+  std::vector<int> pids;
+  for (int w = 0; w < 4; ++w) {
+    pids.push_back(StartWorker("w" + std::to_string(w), {"--idle-exit", "0.5"}));
+  }
+  for (int pid : pids) EXPECT_EQ(Wait(pid), 0);
+  std::vector<JobRecord> jobs = Jobs("many");
+  ASSERT_EQ(jobs.size(), static_cast<size_t>(kJobs));
+  for (const JobRecord& j : jobs) {
+    EXPECT_EQ(j.state, JobState::kDone) << j.id;
+    EXPECT_EQ(j.claims, 1) << j.id;
+    EXPECT_EQ(j.result_json.value_or(""), "{\"ms\":10}");
+  }
+}
+
+TEST_F(WorkerCommandTest, AKilledWorkersJobIsRequeuedAndCompletedOnce) {
+  const char* stress = std::getenv("KOPE_QUEUE_STRESS");
+  const int rounds = stress != nullptr ? std::max(1, std::atoi(stress)) : 2;
+  for (int round = 0; round < rounds; ++round) {
+    const std::string batch = "kill" + std::to_string(round);
+    // The first job takes long enough to be killed in; the others are quick.
+    std::vector<queue::JobSpec> specs = Noops(1, 5000, batch);
+    for (const queue::JobSpec& s : Noops(5, 1, batch)) specs.push_back(s);
+    ValueOrDie(queue_->Enqueue(specs));
+    const int victim = StartWorker("victim", {"--lease", "0.5", "--max-jobs", "1"});
+    // Kill it once it holds the long job.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (Jobs(batch)[0].state != JobState::kRunning) {
+      ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "the victim never claimed a job";
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    ::kill(victim, SIGKILL);
+    Wait(victim);
+    // The long job becomes a quick one for its second claim, so that the round stays short.
+    PGconn* conn = PQconnectdb(url_.c_str());
+    PQclear(PQexec(
+        conn,
+        ("UPDATE kope_jobs SET payload = '{\"ms\": 1}' WHERE batch = '" + batch + "'").c_str()));
+    PQfinish(conn);
+    const int rescuer = StartWorker("rescuer", {"--lease", "0.5", "--idle-exit", "1"});
+    EXPECT_EQ(Wait(rescuer), 0);
+    std::vector<JobRecord> jobs = Jobs(batch);
+    ASSERT_EQ(jobs.size(), 6u);
+    EXPECT_EQ(jobs[0].state, JobState::kDone);
+    EXPECT_EQ(jobs[0].claims, 2) << "round " << round;
+    EXPECT_EQ(jobs[0].worker, "rescuer");
+    for (const JobRecord& j : jobs) {
+      EXPECT_EQ(j.state, JobState::kDone) << "round " << round << " job " << j.id;
+      EXPECT_TRUE(j.result_json.has_value());
+      if (j.id != jobs[0].id) {
+        EXPECT_EQ(j.claims, 1);
+      }
+    }
+  }
+}
+
+TEST_F(WorkerCommandTest, BenchOnWorkersCollectsVerdictsRecordedOnceEvenWhenRunTwice) {
+  // A suite of one task, evaluated by a worker for `kope bench --workers`.
+  const fs::path suite = fs::temp_directory_path() / ("kope-suite-" + std::to_string(::getpid()));
+  fs::create_directories(suite);
+  fs::create_directory_symlink(fs::path(testing::SourceDir()) / "examples" / "softmax_rows",
+                               suite / "softmax_rows");
+  const int worker = StartWorker("e", {"--backend", "cpu", "--max-jobs", "1"});
+  ProcessOptions options;
+  options.timeout_seconds = 300;
+  Result<ProcessResult> bench =
+      RunProcess({(fs::path(testing::BinaryDir()) / "kope").string(), "bench", suite.string(),
+                  "--workers", url_, "--no-bwrap"},
+                 options);
+  fs::remove_all(suite);
+  ASSERT_TRUE(bench.ok()) << bench.status().ToString();
+  EXPECT_EQ(bench->exit_code, 0) << bench->output;
+  EXPECT_NE(bench->output.find("softmax_rows"), std::string::npos) << bench->output;
+  EXPECT_NE(bench->output.find("valid"), std::string::npos) << bench->output;
+  EXPECT_NE(bench->output.find("e: 1 done"), std::string::npos) << bench->output;
+  EXPECT_EQ(Wait(worker), 0);
+
+  // As if its first worker died after recording: the job runs again, and records nothing new.
+  PGconn* conn = PQconnectdb(url_.c_str());
+  PQclear(PQexec(conn, "UPDATE kope_jobs SET state = 'queued'"));
+  PQfinish(conn);
+  EXPECT_EQ(Wait(StartWorker("e", {"--backend", "cpu", "--max-jobs", "1"})), 0);
+  std::unique_ptr<memory::GraphStore> store = ValueOrDie(memory::OpenStore(url_));
+  memory::StoreStats stats = ValueOrDie(store->Stats());
+  EXPECT_EQ(stats.runs, 1);
+  EXPECT_EQ(stats.attempts, 1);
+  EXPECT_EQ(stats.outcomes, 1);
+}
+
+}  // namespace
+}  // namespace kope

@@ -1,0 +1,125 @@
+// Deployment workloads in the PostgreSQL store: the workload nodes and their from_workload edges to
+// the tasks extracted from them (schema version 4), written by PostgresWriter, read by
+// PostgresStore.
+#include <cmath>
+
+#include "../json_object.h"
+#include "pg_store_impl.h"
+#include "pg_writer.h"
+
+namespace kope::memory::postgres {
+namespace {
+
+constexpr std::string_view kWorkloadSql =
+    "SELECT id, key, name, workload_hash, attrs, created_at FROM workloads";
+constexpr std::string_view kEdgeSql =
+    "SELECT workload_id, task_id, phases, weight, attrs, created_at FROM from_workload";
+
+WorkloadNode ReadWorkload(const Query& q) {
+  WorkloadNode w;
+  w.id = q.Int(0);
+  w.key = BlobToKey(q.Blob(1));
+  w.name = q.Text(2);
+  w.workload_hash = q.Text(3);
+  w.attrs_json = q.Text(4);
+  w.created_at = q.Int(5);
+  return w;
+}
+
+FromWorkloadEdge ReadEdge(const Query& q) {
+  FromWorkloadEdge e;
+  e.workload_id = q.Int(0);
+  e.task_id = q.Int(1);
+  e.phases = SplitClasses(q.TextView(2));
+  e.weight = q.Double(3);
+  e.attrs_json = q.Text(4);
+  e.created_at = q.Int(5);
+  return e;
+}
+
+Result<std::vector<FromWorkloadEdge>> Edges(Db& db, std::string_view where, NodeId id) {
+  KOPE_ASSIGN_OR_RETURN(Query q, db.Prepare(std::string(kEdgeSql) + std::string(where)));
+  q.Bind(1, id);
+  std::vector<FromWorkloadEdge> out;
+  while (true) {
+    KOPE_ASSIGN_OR_RETURN(bool row, q.Step());
+    if (!row) return out;
+    out.push_back(ReadEdge(q));
+  }
+}
+
+}  // namespace
+
+Result<NodeId> PostgresWriter::PutWorkload(const WorkloadNode& w) {
+  if (w.name.empty() || w.workload_hash.empty()) {
+    return Status::InvalidArgument("a workload needs a name and a workload hash");
+  }
+  if (!w.key.empty() && !IsValidKey(w.key)) {
+    return Status::InvalidArgument("bad workload key '" + w.key +
+                                   "': expected 32 lowercase hex digits");
+  }
+  if (!IsJsonObject(w.attrs_json)) {
+    return Status::InvalidArgument("workload attrs must be a JSON object");
+  }
+  const std::string blob = KeyToBlob(w.key.empty() ? WorkloadKey(w.name, w.workload_hash) : w.key);
+  KOPE_ASSIGN_OR_RETURN(
+      Query q, db_.Prepare("INSERT INTO workloads(key, name, workload_hash, attrs, created_at) "
+                           "VALUES (?, ?, ?, ?, ?) ON CONFLICT(key) DO NOTHING RETURNING id"));
+  q.BindBlob(1, blob).Bind(2, w.name).Bind(3, w.workload_hash).Bind(4, w.attrs_json);
+  q.Bind(5, OrNow(w.created_at));
+  KOPE_ASSIGN_OR_RETURN(bool inserted, q.Step());
+  if (inserted) return q.Int(0);
+  KOPE_ASSIGN_OR_RETURN(Query find, db_.Prepare("SELECT id FROM workloads WHERE key = ?"));
+  find.BindBlob(1, blob);
+  KOPE_ASSIGN_OR_RETURN(bool found, find.Step());
+  if (!found) return Status::Internal("a conflicting workloads row vanished");
+  return find.Int(0);
+}
+
+Result<bool> PostgresWriter::AddFromWorkload(const FromWorkloadEdge& e) {
+  if (!std::isfinite(e.weight) || e.weight < 0 || e.weight > 1) {
+    return Status::InvalidArgument("a from_workload weight must be in [0, 1]");
+  }
+  if (!IsJsonObject(e.attrs_json)) {
+    return Status::InvalidArgument("from_workload attrs must be a JSON object");
+  }
+  KOPE_RETURN_IF_ERROR(Exists("workloads", NodeKind::kWorkload, e.workload_id));
+  KOPE_RETURN_IF_ERROR(Exists("tasks", NodeKind::kTask, e.task_id));
+  KOPE_ASSIGN_OR_RETURN(
+      Query add,
+      db_.Prepare("INSERT INTO from_workload(workload_id, task_id, phases, weight, "
+                  "attrs, created_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING"));
+  add.Bind(1, e.workload_id).Bind(2, e.task_id).Bind(3, JoinClasses(e.phases));
+  add.Bind(4, e.weight).Bind(5, e.attrs_json).Bind(6, OrNow(e.created_at));
+  KOPE_RETURN_IF_ERROR(add.Run());
+  return add.Changes() == 1;
+}
+
+Result<WorkloadNode> PostgresStore::GetWorkload(NodeId id) {
+  std::lock_guard lock(mu_);
+  static const std::string sql = std::string(kWorkloadSql) + " WHERE id = ?";
+  return OneById<WorkloadNode>(*db_, sql, NodeKind::kWorkload, id, ReadWorkload);
+}
+
+Result<std::vector<WorkloadNode>> PostgresStore::ListWorkloads() {
+  std::lock_guard lock(mu_);
+  KOPE_ASSIGN_OR_RETURN(Query q, db_->Prepare(std::string(kWorkloadSql) + " ORDER BY id"));
+  std::vector<WorkloadNode> out;
+  while (true) {
+    KOPE_ASSIGN_OR_RETURN(bool row, q.Step());
+    if (!row) return out;
+    out.push_back(ReadWorkload(q));
+  }
+}
+
+Result<std::vector<FromWorkloadEdge>> PostgresStore::WorkloadTasks(NodeId workload) {
+  std::lock_guard lock(mu_);
+  return Edges(*db_, " WHERE workload_id = ? ORDER BY task_id", workload);
+}
+
+Result<std::vector<FromWorkloadEdge>> PostgresStore::TaskWorkloads(NodeId task) {
+  std::lock_guard lock(mu_);
+  return Edges(*db_, " WHERE task_id = ? ORDER BY workload_id", task);
+}
+
+}  // namespace kope::memory::postgres
