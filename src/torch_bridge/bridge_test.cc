@@ -226,7 +226,10 @@ void ExpectVerdict(const Case& c, Backend& backend) {
   }
   if (outcome->verdict == Verdict::kValid && c.max_speedup > 0) {  // its work on the clock
     EXPECT_GT(outcome->speedup, 0) << FormatOutcome(*outcome);
-    EXPECT_LT(outcome->speedup, c.max_speedup) << FormatOutcome(*outcome);
+    // Above the bound only as far as the timing's own noise goes (the verdict says so).
+    if (!outcome->HasFlag(kFlagWithinNoise)) {
+      EXPECT_LT(outcome->speedup, c.max_speedup) << FormatOutcome(*outcome);
+    }
   }
   if (outcome->verdict == Verdict::kValid && c.compiled) {
     // A PyTorch baseline is also timed under torch.compile.

@@ -133,7 +133,11 @@ nlohmann::json ToJson(const HardwareInfo& hw) {
           {"measured_at", hw.measured_at}};
 }
 
-Status MeasureRoofline(const CpuBackendOptions& options, HardwareInfo* hw) {
+// On a busy machine the probe runs on one core and its figures are scaled by the core count: a
+// parallel loop waits at every repetition for its most delayed thread, and would report a
+// fraction of the machine. The scaled figures are upper bounds (the floor they give is never
+// above the true one), until a quiet machine measures again.
+Status MeasureRoofline(const CpuBackendOptions& options, bool busy, HardwareInfo* hw) {
   std::error_code ec;
   fs::path work = options.cache_dir / ("probe-" + std::to_string(getpid()));
   fs::create_directories(work, ec);
@@ -153,6 +157,7 @@ Status MeasureRoofline(const CpuBackendOptions& options, HardwareInfo* hw) {
                             (build.ok() ? build->output : build.status().ToString()));
   }
   uint64_t bytes = std::clamp<uint64_t>(4 * hw->last_level_cache_bytes, 256ull << 20, 1ull << 30);
+  if (busy) popts.extra_env = {"OMP_NUM_THREADS=1"};
   Result<ProcessResult> run = RunProcess({(work / "probe").string(), std::to_string(bytes)}, popts);
   fs::remove_all(work, ec);
   if (!run.ok() || !run->ok()) {
@@ -168,6 +173,10 @@ Status MeasureRoofline(const CpuBackendOptions& options, HardwareInfo* hw) {
   }
   if (hw->bandwidth_bytes_per_s <= 0 || hw->peak_flops <= 0) {
     return Status::Internal("the roofline probe printed no figures: " + run->output);
+  }
+  if (busy) {
+    hw->bandwidth_bytes_per_s *= std::max(hw->cores, 1);
+    hw->peak_flops *= std::max(hw->cores, 1);
   }
   hw->measured_at = Today();
   return Status::Ok();
@@ -240,7 +249,7 @@ Result<HardwareInfo> DescribeCpu(const CpuBackendOptions& options,
     hw.measured_at = before->measured_at;
     return hw;
   }
-  KOPE_RETURN_IF_ERROR(MeasureRoofline(options, &hw));
+  KOPE_RETURN_IF_ERROR(MeasureRoofline(options, busy, &hw));
   if (before) {
     hw.bandwidth_bytes_per_s = std::max(hw.bandwidth_bytes_per_s, before->bandwidth);
     hw.peak_flops = std::max(hw.peak_flops, before->peak);
