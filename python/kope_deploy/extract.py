@@ -122,6 +122,7 @@ def _plan_experts(o, model, types, dtype, config):
             or not _rebuilds(type(module), config, {}, module):
         return None, f"{type(module).__name__} does not rebuild from the model's config"
     return "experts", path, {"DTYPE": dtype, **_module_constants(module, config),
+                             "MODULE_KWARGS": repr({}),
                              "ROUTING": repr((experts, k))}  # (experts, chosen per token)
 
 

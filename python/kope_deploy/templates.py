@@ -121,12 +121,14 @@ def get_inputs():
     return [torch.randn(batch_size, seq_len, in_features, dtype=DTYPE)]
 ''')
 
-MODULE = ("batch_size seq_len", "hidden_states", '''
+# The model's own module class built from its config (its weights drawn anew): the head of the
+# problems that wrap a transformers module whole.
+FROM_CONFIG = '''
 import transformers
 
 
 class Model(nn.Module):
-    """The model's own module class, built from its config, its weights drawn anew."""
+    """{doc}"""
 
     def __init__(self):
         super().__init__()
@@ -136,7 +138,10 @@ class Model(nn.Module):
         with torch.no_grad():
             for p in self.module.parameters():
                 p.normal_(0.0, 0.02)
+'''
 
+MODULE = ("batch_size seq_len", "hidden_states", FROM_CONFIG.format(
+    doc="The model's own module class, built from its config, its weights drawn anew.") + '''
     def forward(self, hidden_states):
         out = self.module(hidden_states)
         return out[0] if isinstance(out, tuple) else out
@@ -146,23 +151,10 @@ def get_inputs():
     return [torch.randn(batch_size, seq_len, CONFIG["hidden_size"], dtype=DTYPE)]
 ''')
 
-EXPERTS = ("tokens", "hidden_states top_k_index top_k_weights", '''
-import transformers
-
-
-class Model(nn.Module):
-    """The model's own experts module, built from its config, its weights drawn anew: every
-    token through the experts the router chose for it, weighted as the router weighed them."""
-
-    def __init__(self):
-        super().__init__()
-        config = getattr(transformers, CONFIG_CLASS)(**CONFIG)
-        module = getattr(__import__(MODULE_PATH, fromlist=[MODULE_CLASS]), MODULE_CLASS)
-        self.module = module(config).to(DTYPE)
-        with torch.no_grad():
-            for p in self.module.parameters():
-                p.normal_(0.0, 0.02)
-
+EXPERTS = ("tokens", "hidden_states top_k_index top_k_weights", FROM_CONFIG.format(
+    doc="""The model's own experts module, built from its config, its weights drawn anew: every
+    token through the experts the router chose for it, weighted as the router weighed them.""") +
+    '''
     def forward(self, hidden_states, top_k_index, top_k_weights):
         return self.module(hidden_states, top_k_index, top_k_weights)
 
