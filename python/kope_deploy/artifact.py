@@ -1,5 +1,6 @@
 """The patch artifact: a Python package `kope_patch_<model>` that installs validated kernels on a
-user's own model with nothing but torch. It holds each kernel's file with its SHA-256, the
+user's own model with nothing but torch. It holds each kernel's file with its SHA-256 (a ModelNew
+`.py`, or a native kernel's compiled shared object, its source beside it), the
 patches' dispatch keys (patches.json), the validation report with its provenance (report.json),
 kope's patch runtime as it is (kope_patch_runtime.py), and `apply(model)` / `remove(model)`.
 A kernel file that changed since it was validated is refused when applied."""
@@ -36,7 +37,12 @@ def patches():
                 raise ValueError(f"{{path}}: changed since it was validated")
         keys = {{tuple((tuple(shape), runtime.DTYPES[dtype]) for shape, dtype in key): label
                 for label, key in p["keys"]}}
-        kernel = runtime.load_kernel(path, p["name"])
+        if p.get("kind", "modelnew") == "native":
+            outputs = {{label: [(shape, runtime.DTYPES[dtype]) for shape, dtype in outs]
+                       for label, outs in p["outputs"].items()}}
+            kernel = runtime.NativeKernel(path, p["name"], outputs)
+        else:
+            kernel = runtime.load_kernel(path, p["name"])
         out.append(runtime.KernelPatch(p["name"], kernel, p["module_type"], p["pattern"],
                                        p["parameters"], keys))
     return out
@@ -68,6 +74,30 @@ def package_name(model_name):
     return "kope_patch_" + (re.sub(r"[^a-z0-9]+", "_", model_name.lower()).strip("_") or "model")
 
 
+def _write_kernel(folder, p):
+    """Writes one patch's kernel file(s) under folder/kernels; its patches.json entry."""
+    source = p.source.encode()
+    entry = {"name": p.name, "kind": p.kind, "module_type": p.module_type, "pattern": p.pattern,
+             "parameters": p.parameters, "keys": p.signatures,
+             "candidate": os.path.basename(p.candidate_path)}
+    if p.kind == "native":
+        suffix = os.path.splitext(p.candidate_path)[1] or ".cc"
+        with open(os.path.join(folder, f"kernels/{p.name}{suffix}"), "wb") as f:
+            f.write(source)
+        with open(p.compiled, "rb") as f:
+            data = f.read()
+        entry.update(file=f"kernels/{p.name}.so", source=f"kernels/{p.name}{suffix}",
+                     source_sha256=hashlib.sha256(source).hexdigest(),
+                     outputs=p.output_signatures)
+    else:
+        data = source
+        entry["file"] = f"kernels/{p.name}.py"
+    with open(os.path.join(folder, entry["file"]), "wb") as f:
+        f.write(data)
+    entry["sha256"] = hashlib.sha256(data).hexdigest()
+    return entry
+
+
 def write(out, model_name, patches, report, provenance):
     """Writes the package under `out` (replaced whole); its folder."""
     folder = os.path.join(out, package_name(model_name))
@@ -76,14 +106,7 @@ def write(out, model_name, patches, report, provenance):
     os.makedirs(os.path.join(partial, "kernels"))
     entries = []
     for p in patches:
-        file = f"kernels/{p.name}.py"
-        data = p.source.encode()
-        with open(os.path.join(partial, file), "wb") as f:
-            f.write(data)
-        entries.append({"name": p.name, "module_type": p.module_type, "pattern": p.pattern,
-                        "parameters": p.parameters, "keys": p.signatures, "file": file,
-                        "sha256": hashlib.sha256(data).hexdigest(),
-                        "candidate": os.path.basename(p.candidate_path)})
+        entries.append(_write_kernel(partial, p))
     with open(os.path.join(partial, "patches.json"), "w") as f:
         json.dump({"format": FORMAT, "model": model_name, "patches": entries}, f, indent=1)
     with open(os.path.join(partial, "report.json"), "w") as f:

@@ -1,14 +1,18 @@
 """End-to-end speed inside the model: the unpatched and the patched model interleaved in one
 process, in the mode the workload runs (runs.run_entry: generate(), or a static cache compiled),
 several rounds, per request entry: prefill latency and decode tokens per second, medians with
-their spread. A patched figure is a win only beyond the noise: the larger relative spread
-((p80 - p20) / median) of the two sides. `contributions` measures every patch alone and all of
+their spread. A patched figure is a win only beyond the noise (the larger relative spread,
+(p80 - p20) / median, of the two sides) and in every round: each round times both sides one
+after the other, and its ratio is that round's speedup. A loss likewise, so that one slow
+moment of a busy machine makes neither. Under MIN_ROUNDS rounds the noise is not known, and
+there is neither. `contributions` measures every patch alone and all of
 them together, so that a reader sees where a gain comes from."""
 import statistics
 
 from . import runs
 
 ROUNDS = 5
+MIN_ROUNDS = 3  # rounds a win or a loss needs
 
 
 def _quantiles(values):
@@ -36,15 +40,20 @@ def _side(values, higher_is_better):
     return out
 
 
-def _verdict(unpatched, patched):
-    """speedup (> 1: the patched side is faster), noise, win."""
-    if unpatched["higher_is_better"]:
-        speedup = patched["median"] / unpatched["median"]
-    else:
-        speedup = unpatched["median"] / patched["median"]
+def _ratio(unpatched, patched, higher_is_better):
+    return patched / unpatched if higher_is_better else unpatched / patched
+
+
+def _verdict(unpatched, patched, rounds):
+    """speedup (> 1: the patched side is faster), noise, the per-round speedups, win, loss."""
+    higher = unpatched["higher_is_better"]
+    speedup = _ratio(unpatched["median"], patched["median"], higher)
     noise = max(unpatched["spread"], patched["spread"])
-    return {"speedup": speedup, "noise": noise, "win": speedup - 1 > noise,
-            "loss": 1 - speedup > noise}
+    per_round = [_ratio(a, b, higher) for a, b in rounds]
+    known = len(per_round) >= MIN_ROUNDS
+    return {"speedup": speedup, "noise": noise, "round_speedups": per_round,
+            "win": known and speedup - 1 > noise and all(r > 1 for r in per_round),
+            "loss": known and 1 - speedup > noise and all(r < 1 for r in per_round)}
 
 
 def measure(model, patches, workload, rounds=ROUNDS):
@@ -62,11 +71,13 @@ def measure(model, patches, workload, rounds=ROUNDS):
                  "decode": request["decode"]}
         for k, (name, higher) in enumerate((("prefill_ms", False),
                                             ("decode_tokens_per_s", True))):
-            sides = {p: [s[k] for s in samples[p] if s[k] is not None] for p in samples}
-            if not sides[False] or not sides[True]:
+            paired = [(u[k], p[k]) for u, p in zip(samples[False], samples[True])
+                      if u[k] is not None and p[k] is not None]
+            if not paired:
                 continue
-            a, b = _side(sides[False], higher), _side(sides[True], higher)
-            entry[name] = {"unpatched": a, "patched": b, **_verdict(a, b)}
+            a = _side([u for u, _ in paired], higher)
+            b = _side([p for _, p in paired], higher)
+            entry[name] = {"unpatched": a, "patched": b, **_verdict(a, b, paired)}
         out.append(entry)
     return out
 

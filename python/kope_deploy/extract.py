@@ -15,6 +15,11 @@ from .attribution import ROOT
 from .ranking import LINEAR_OPS, pattern
 
 UNIT_FORMAT = "kope-unit-1"
+# The units a patch replaces whole (patching.py), with the prefix of the problem's parameter
+# names before the module's own (`module.gate_proj.weight` is the MLP's `gate_proj.weight`).
+# unit.json says whether its unit is one of them (`patchable`): what `kope deploy` optimizes.
+PATCHED_UNITS = {"norm": "", "linear": "proj.", "mlp": "module.", "moe": "module.",
+                 "experts": "module."}
 
 
 def capture_paths(module):
@@ -296,7 +301,7 @@ def write_unit_task(folder, name, planned, sets, match, workload_name, family):
                                 description=f"{where} in workload {workload_name}",
                                 family=family)
     unit = {"format": UNIT_FORMAT, "kind": kind, "module_type": module_type, "path": path,
-            "pattern": paths}
+            "pattern": paths, "patchable": kind in PATCHED_UNITS}
     with open(os.path.join(folder, "unit.json"), "w") as f:
         json.dump(unit, f, indent=1)
 

@@ -72,12 +72,19 @@ def _mean(rows):
     return out
 
 
-def run(model, patches, workload):
-    """The gate's report: {"passed", "reasons", "patched", "noise", "greedy_agreement",
-    "engagement"}. The patches are applied for the patched runs and removed after."""
+def reference(model, workload):
+    """The unpatched model's side of the gate (its prompts, traces and noise), which every gate
+    of the same model and workload can share."""
     batches = prompt_batches(workload, model.config.vocab_size)
     refs = [trace(model, ids, steps) for _, ids, steps in batches]
-    noise = _noise(model, batches, refs)
+    return batches, refs, _noise(model, batches, refs)
+
+
+def run(model, patches, workload, unpatched=None):
+    """The gate's report: {"passed", "reasons", "patched", "noise", "greedy_agreement",
+    "engagement"}. The patches are applied for the patched runs and removed after; `unpatched`
+    is reference(model, workload), computed here when not given."""
+    batches, refs, noise = unpatched or reference(model, workload)
     for p in patches:
         p.apply(model)
     try:

@@ -2,15 +2,19 @@
 nothing but torch (kope's patch artifacts carry this file as it is, so that a user applies them
 without kope installed).
 
-A kernel is a ModelNew class in a Python file (the problem's source, then the candidate's, in one
-file: the candidate sees the problem's names). It is installed on every module of the model of
-the given type (and path pattern, where given) whose parameters include the kernel's, bound to
-the module's own tensors (shared, not copied). Dispatch is keyed by shape: a call whose tensors
+A kernel is either a ModelNew class in a Python file (the problem's source, then the candidate's,
+in one file: the candidate sees the problem's names), or a native kernel in kope's C ABI (a shared
+object exporting `kope_kernel`), called as a `torch.library` custom op with a fake
+implementation, on the current CUDA stream, so that torch.compile and CUDA-graph capture keep
+working. It is installed on every module of the model of the given type (and path pattern, where
+given) whose parameters include the kernel's, bound to the module's own tensors (shared, not
+copied): a native kernel gets the call's tensors, then those parameters, as its inputs. Dispatch is keyed by shape: a call whose tensors
 have one of the keys' shapes and dtypes, on the module's device, runs the kernel; every other
 call runs the module's own forward. Calls are counted per key label (engagement), fallbacks
 apart; `remove()` restores every module exactly.
 """
 import collections
+import ctypes
 import importlib.util
 import re
 
@@ -20,6 +24,11 @@ DTYPES = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16,
           "f64": torch.float64, "i64": torch.int64, "i32": torch.int32, "bool": torch.bool}
 
 
+ABI_DTYPES = {torch.float32: 0, torch.float64: 1, torch.float16: 2, torch.bfloat16: 3,
+              torch.int32: 4, torch.int64: 5, torch.bool: 6}  # kope_dtype (kope/kernel.h)
+MAX_DIMS = 8
+
+
 def load_kernel(path, name):
     """The module of the kernel file at `path` (a real file: Triton reads its kernels' source)."""
     spec = importlib.util.spec_from_file_location(f"kope_kernel_{name}", path)
@@ -27,11 +36,106 @@ def load_kernel(path, name):
     spec.loader.exec_module(module)
     if "ModelNew" not in module.__dict__:
         raise ValueError(f"{path}: defines no class ModelNew")
-    return module
+    return ModelNewKernel(module)
 
 
 def key_of(args):
     return tuple((tuple(a.shape), a.dtype) for a in args)
+
+
+class ModelNewKernel:
+    """A ModelNew class, instantiated per module with the module's parameters bound in."""
+
+    def __init__(self, module):
+        self.module = module
+
+    def bind(self, name, own, parameters, device):
+        torch.manual_seed(0)
+        with torch.device(device):
+            kernel = self.module.ModelNew(*self.module.get_init_inputs()).eval()
+        slots = [p for _, p in kernel.named_parameters()]
+        if len(slots) != len(parameters):
+            raise ValueError(f"{name}: ModelNew has {len(slots)} parameters, the task "
+                             f"passes {len(parameters)}")
+        for slot, n in zip(slots, parameters):
+            slot.data = own[n].data
+        return lambda label, args: kernel(*args)
+
+
+class _Tensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("dtype", ctypes.c_int), ("ndim", ctypes.c_int32),
+                ("shape", ctypes.c_int64 * MAX_DIMS), ("strides", ctypes.c_int64 * MAX_DIMS)]
+
+
+def _describe(t):
+    d = _Tensor()
+    d.data, d.dtype, d.ndim = t.data_ptr(), ABI_DTYPES[t.dtype], t.dim()
+    for i in range(t.dim()):
+        d.shape[i], d.strides[i] = t.shape[i], t.stride(i)
+    return d
+
+
+class NativeKernel:
+    """A shared object exporting kope_kernel. `outputs`: {key label: [(shape, torch dtype)]},
+    the outputs it writes at each validated size set."""
+
+    def __init__(self, path, name, outputs):
+        self.path, self.name, self.outputs = path, name, outputs
+        self.function = ctypes.CDLL(path).kope_kernel
+        self.function.restype = ctypes.c_int
+        self.function.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p, ctypes.c_int,
+                                  ctypes.c_void_p]
+        self.op = _custom_op(self)
+
+    def run(self, label, tensors):
+        """Calls the kernel on contiguous copies of `tensors`; its outputs."""
+        tensors = [t.contiguous() for t in tensors]
+        device = tensors[0].device
+        outs = [torch.empty(shape, dtype=dtype, device=device)
+                for shape, dtype in self.outputs[label]]
+        ins = (_Tensor * len(tensors))(*[_describe(t) for t in tensors])
+        described = (_Tensor * len(outs))(*[_describe(t) for t in outs])
+        stream = torch.cuda.current_stream(device).cuda_stream if device.type == "cuda" else None
+        rc = self.function(ctypes.addressof(ins), len(tensors), ctypes.addressof(described),
+                           len(outs), stream)
+        if rc != 0:
+            raise RuntimeError(f"{self.name}: the kernel returned {rc}")
+        return outs
+
+    def bind(self, name, own, parameters, device):
+        bound = [own[n] for n in parameters]
+
+        def call(label, args):
+            outs = self.op(list(args) + bound, label)
+            return outs[0] if len(outs) == 1 else tuple(outs)
+        return call
+
+
+_OPS = {}
+
+
+def _custom_op(kernel):
+    """kope::<name> as a custom op (opaque to torch.compile, its outputs' shapes from the fake
+    implementation); the kernel's own run where torch has no torch.library.custom_op."""
+    if not hasattr(torch.library, "custom_op"):
+        return kernel.run
+    name = "kope::" + re.sub(r"\W", "_", kernel.name)
+    if name in _OPS:  # one registration per process; the latest kernel of that name serves
+        _OPS[name][1][0] = kernel
+        return _OPS[name][0]
+    current = [kernel]
+
+    @torch.library.custom_op(name, mutates_args=())
+    def op(tensors: list[torch.Tensor], label: str) -> list[torch.Tensor]:
+        return current[0].run(label, tensors)
+
+    @op.register_fake
+    def _(tensors, label):
+        return [tensors[0].new_empty(shape, dtype=dtype)
+                for shape, dtype in current[0].outputs[label]]
+
+    _OPS[name] = (op, current)
+    return op
 
 
 class KernelPatch:
@@ -71,15 +175,7 @@ class KernelPatch:
         own = dict(m.named_parameters())
         first = own[self.parameters[0]] if self.parameters else None
         device = first.device if first is not None else torch.device("cpu")
-        torch.manual_seed(0)
-        with torch.device(device):
-            kernel = self.kernel.ModelNew(*self.kernel.get_init_inputs()).eval()
-        slots = [p for _, p in kernel.named_parameters()]
-        if len(slots) != len(self.parameters):
-            raise ValueError(f"{self.name}: ModelNew has {len(slots)} parameters, the task "
-                             f"passes {len(self.parameters)}")
-        for slot, name in zip(slots, self.parameters):
-            slot.data = own[name].data
+        kernel = self.kernel.bind(self.name, own, self.parameters, device)
         original = m.__dict__.get("forward")
         fallback = m.forward
 
@@ -92,7 +188,7 @@ class KernelPatch:
                 self.fallbacks["not a validated shape, dtype or device"] += 1
                 return fallback(*args, **kwargs)
             self.calls[label] += 1
-            return kernel(*args)
+            return kernel(label, args)
 
         m.forward = forward
         self.installed.append((m, path, original))

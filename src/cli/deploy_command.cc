@@ -1,6 +1,7 @@
 // `kope deploy profile WORKLOAD --out DIR [--top N] [-q] [--store S]`: profiles an inference
 // workload by phase (the Python side, python/kope_deploy), prints the summary, and records the
-// extracted task folders in the experience graph. docs/commands/deploy.md.
+// extracted task folders in the experience graph; `kope deploy run` (deploy_loop.cc) is the
+// closed loop. docs/commands/deploy.md.
 #include <unistd.h>
 
 #include <filesystem>
@@ -11,6 +12,8 @@
 #include <vector>
 
 #include "commands.h"
+#include "deploy_loop.h"
+#include "deploy_steps.h"
 #include "kope/deploy/profile.h"
 #include "kope/deploy/profiler.h"
 #include "kope/deploy/recording.h"
@@ -23,7 +26,8 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr const char* kUsage =
-    "usage: kope deploy profile WORKLOAD.toml --out DIR [--top N] [-q] [--store PATH] "
+    "usage: kope deploy WORKLOAD.toml --out DIR [options]    (the closed loop: kope deploy run)\n"
+    "       kope deploy profile WORKLOAD.toml --out DIR [--top N] [-q] [--store PATH] "
     "[--dry-run]";
 
 struct DeployArgs {
@@ -39,60 +43,6 @@ struct DeployArgs {
 int Fail(const std::string& message, int code) {
   std::cerr << "kope deploy profile: " << message << "\n";
   return code;
-}
-
-// One line, rewritten in place on a terminal; nothing otherwise.
-class ProgressLine {
- public:
-  explicit ProgressLine(bool enabled) : enabled_(enabled && ::isatty(STDERR_FILENO) == 1) {}
-  ~ProgressLine() { Clear(); }
-  void Show(const deploy::ProfilerEvent& event) {
-    if (!enabled_) return;
-    std::string text = deploy::ProgressText(event);
-    if (text.size() > 100) text = text.substr(0, 97) + "...";
-    std::cerr << "\r\033[K" << text << std::flush;
-    shown_ = true;
-  }
-  void Clear() {
-    if (shown_) std::cerr << "\r\033[K" << std::flush;
-    shown_ = false;
-  }
-
- private:
-  bool enabled_;
-  bool shown_ = false;
-};
-
-Status WriteText(const fs::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-  return out.good() ? Status::Ok() : Status::IoError("cannot write " + path.string());
-}
-
-// Runs the Python side; its exit code when it failed (1 when it gave none), else 0 with the
-// profile's path in `*profile`.
-int Profile(const DeployArgs& args, const fs::path& out, fs::path* profile) {
-  Result<deploy::ProfilerCommand> command =
-      deploy::PythonProfilerCommand(out / "workload.json", out);
-  if (!command.ok()) return Fail(command.status().message(), 1);
-  ProgressLine progress(!args.quiet);
-  Result<deploy::ProfilerResult> run = deploy::RunProfiler(
-      *command, [&](const deploy::ProfilerEvent& event) { progress.Show(event); });
-  progress.Clear();
-  if (!run.ok()) return Fail(run.status().message(), 1);
-  if (!run->ok) {
-    std::cerr << "kope deploy profile: " << run->error << "\n";
-    if (!run->log_tail.empty()) {
-      std::string indented = "  | ";
-      for (char c : run->log_tail)
-        indented += c == '\n' ? std::string("\n  | ") : std::string(1, c);
-      std::cerr << indented << "\n";
-    }
-    std::cerr << "(the profiler's log: " << command->log.string() << ")\n";
-    return run->exit_code > 0 ? run->exit_code : 1;
-  }
-  *profile = run->profile;
-  return 0;
 }
 
 int RunProfile(const DeployArgs& args) {
@@ -114,7 +64,9 @@ int RunProfile(const DeployArgs& args) {
     return 0;
   }
   fs::path profile_path;
-  if (int code = Profile(args, out, &profile_path); code != 0) return code;
+  if (int code = RunProfileStep(out, "kope deploy profile", args.quiet, &profile_path); code != 0) {
+    return code;
+  }
   Result<deploy::Profile> profile = deploy::ReadProfile(profile_path);
   if (!profile.ok()) return Fail(profile.status().message(), 1);
   Result<std::unique_ptr<memory::GraphStore>> store = memory::OpenStore(*location);
@@ -133,10 +85,11 @@ int RunProfile(const DeployArgs& args) {
 // `kope deploy` without a subcommand, or with an unknown one.
 int Usage(const DeployArgs& args) {
   if (args.extras.empty()) {
-    std::cerr << "kope deploy: a subcommand is required (profile)\n" << kUsage << "\n";
+    std::cerr << "kope deploy: a workload or a subcommand is required (run, profile)\n"
+              << kUsage << "\n";
   } else {
     std::cerr << "kope deploy: unknown subcommand '" << args.extras.front()
-              << "' (expected: profile)\n"
+              << "' (expected: run, profile, or a workload file)\n"
               << kUsage << "\n";
   }
   return 2;
@@ -146,7 +99,9 @@ int Usage(const DeployArgs& args) {
 
 void RegisterDeployCommand(CLI::App& app, int* exit_code) {
   CLI::App* deploy = app.add_subcommand(
-      "deploy", "The deployment loop: profile a model's inference workload into kope tasks");
+      "deploy",
+      "The deployment loop: profile a model's inference workload, optimize its tasks, validate "
+      "them in the model");
   auto args = std::make_shared<DeployArgs>();
   deploy->allow_extras();
   CLI::App* profile = deploy->add_subcommand(
@@ -166,8 +121,9 @@ void RegisterDeployCommand(CLI::App& app, int* exit_code) {
   profile->add_option("--store", args->store,
                       "Experience store (default: $KOPE_STORE, else the user's data folder)");
   profile->callback([args, exit_code] { *exit_code = RunProfile(*args); });
-  deploy->callback([deploy, profile, args, exit_code] {
-    if (profile->parsed()) return;
+  CLI::App* run = RegisterDeployRun(*deploy, exit_code);
+  deploy->callback([deploy, profile, run, args, exit_code] {
+    if (profile->parsed() || run->parsed()) return;
     args->extras = deploy->remaining();
     *exit_code = Usage(*args);
   });

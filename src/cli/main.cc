@@ -2,8 +2,12 @@
 #include <sys/prctl.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <string>
+#include <vector>
 
 #include "commands.h"
+#include "deploy_loop.h"
 #include "eval_client.h"
 
 int main(int argc, char** argv) {
@@ -25,8 +29,12 @@ int main(int argc, char** argv) {
   kope::cli::RegisterPackCommand(app, &exit_code);
   kope::cli::RegisterWorkerCommand(app, &exit_code);
   kope::cli::RegisterEvalServiceCommand(app, &exit_code);
+  std::vector<std::string> args(argv + 1, argv + argc);
+  kope::cli::ExpandDeployShorthand(args);
+  std::reverse(args.begin(), args.end());  // CLI11 takes them last first
+  app.name(argc > 0 ? argv[0] : "kope");
   try {
-    app.parse(argc, argv);
+    app.parse(args);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }

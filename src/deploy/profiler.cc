@@ -158,21 +158,17 @@ std::string ProgressText(const ProfilerEvent& e) {
   return out;
 }
 
-Result<ProfilerCommand> PythonProfilerCommand(const fs::path& workload_json,
-                                              const fs::path& out_dir) {
+Result<ProfilerCommand> PythonDeployCommand(const std::string& module,
+                                            const std::vector<std::string>& args,
+                                            const fs::path& log) {
   Result<TorchBridge> bridge = FindTorchBridge();
   if (!bridge.ok()) {
     return Status::NotFound("the Python side of kope deploy is not set up: " +
                             bridge.status().message());
   }
   ProfilerCommand command;
-  command.argv = {bridge->python.string(),
-                  "-m",
-                  "kope_deploy.profile",
-                  "--workload",
-                  fs::absolute(workload_json).string(),
-                  "--out",
-                  fs::absolute(out_dir).string()};
+  command.argv = {bridge->python.string(), "-m", "kope_deploy." + module};
+  command.argv.insert(command.argv.end(), args.begin(), args.end());
   std::string python_path = bridge->package_dir.string();
   for (char** env = environ; env != nullptr && *env != nullptr; ++env) {
     const std::string_view assignment(*env);
@@ -185,8 +181,16 @@ Result<ProfilerCommand> PythonProfilerCommand(const fs::path& workload_json,
   }
   command.env.push_back("PYTHONPATH=" + python_path);
   command.env.push_back("PYTHONUNBUFFERED=1");  // progress lines as they are written
-  command.log = out_dir / "profile.log";
+  command.log = log;
   return command;
+}
+
+Result<ProfilerCommand> PythonProfilerCommand(const fs::path& workload_json,
+                                              const fs::path& out_dir) {
+  return PythonDeployCommand(
+      "profile",
+      {"--workload", fs::absolute(workload_json).string(), "--out", fs::absolute(out_dir).string()},
+      out_dir / "profile.log");
 }
 
 Result<ProfilerResult> RunProfiler(const ProfilerCommand& command,

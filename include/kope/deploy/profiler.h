@@ -8,6 +8,9 @@
 // "done" or "error"; see docs/commands/deploy.md); its stderr (tracebacks, warnings) goes to a
 // log file, whose tail is shown when it fails.
 //
+// `kope deploy`'s validation step (python/kope_deploy/validate.py) speaks the same protocol, its
+// "done" line naming validation.json: PythonDeployCommand starts any module of kope_deploy so.
+//
 // RunProfiler blocks until the child ends and reports each progress line to `on_progress` as it
 // arrives, from the calling thread. Failing to start is a Status; how the child ended is a value.
 #ifndef KOPE_DEPLOY_PROFILER_H_
@@ -33,7 +36,7 @@ struct ProfilerEvent {
   int64_t done = 0;
   int64_t total = 0;
   std::string message;  // progress and error; kText: the line itself (not JSON)
-  std::string profile;  // done: the path of profile.json
+  std::string profile;  // done: the path of the result file (profile.json, validation.json)
 };
 
 // Parses one line; a line that is not a JSON object of a known type is kText.
@@ -53,6 +56,11 @@ struct ProfilerCommand {
 // the bridge is not set up (no interpreter, or one without PyTorch).
 Result<ProfilerCommand> PythonProfilerCommand(const std::filesystem::path& workload_json,
                                               const std::filesystem::path& out_dir);
+
+// `python3 -m kope_deploy.<module> ARGS...`, set up as the profiler is, its stderr to `log`.
+Result<ProfilerCommand> PythonDeployCommand(const std::string& module,
+                                            const std::vector<std::string>& args,
+                                            const std::filesystem::path& log);
 
 struct ProfilerResult {
   int exit_code = -1;             // the child's, or -1 when a signal ended it

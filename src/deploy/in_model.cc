@@ -1,0 +1,138 @@
+#include "kope/deploy/in_model.h"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "kope/base/file.h"
+
+namespace kope::deploy {
+namespace {
+
+using json = nlohmann::json;
+
+constexpr std::pair<const char*, const char*> kPhases[] = {{"prefill_ms", "prefill"},
+                                                           {"decode_tokens_per_s", "decode"}};
+
+std::vector<EntryFigure> ReadEntries(const json& measured) {
+  std::vector<EntryFigure> out;
+  if (!measured.is_array()) return out;
+  for (const json& m : measured) {
+    for (const auto& [key, phase] : kPhases) {
+      if (!m.contains(key)) continue;
+      const json& f = m[key];
+      out.push_back({m.value("entry", int64_t{0}), m.value("batch", int64_t{0}), phase,
+                     f["unpatched"].value("median", 0.0), f["patched"].value("median", 0.0),
+                     f.value("speedup", 0.0), f.value("noise", 0.0), f.value("win", false),
+                     f.value("loss", false)});
+    }
+  }
+  return out;
+}
+
+InModelTrial ReadTrial(const std::string& task, const json& r) {
+  InModelTrial t;
+  t.task = task;
+  t.attempt = r["attempt"].is_number_integer() ? r["attempt"].get<memory::NodeId>() : 0;
+  t.kind = r.value("kind", std::string());
+  t.accepted = r.value("accepted", false);
+  t.reason = r.value("reason", std::string());
+  t.installed = r.contains("gate");
+  t.passed_gate = t.installed && r["gate"].value("passed", false);
+  json evidence = json::object();
+  for (const char* key : {"gate", "e2e", "unit_speedup", "kind"}) {
+    if (r.contains(key)) evidence[key] = r[key];
+  }
+  evidence["accepted"] = t.accepted;
+  t.evidence_json = evidence.dump();
+  return t;
+}
+
+std::string_view VerdictOf(const InModelTrial& t) {
+  if (!t.installed) return memory::kVerdictRuntimeError;
+  return t.passed_gate ? memory::kVerdictValid : memory::kVerdictIncorrect;
+}
+
+}  // namespace
+
+Result<Validation> ParseValidation(std::string_view text, std::string_view file) {
+  json j = json::parse(text, nullptr, false);
+  auto bad = [&](const std::string& why) {
+    return Status::InvalidArgument(std::string(file) + ": " + why);
+  };
+  if (j.is_discarded() || !j.is_object()) return bad("not a JSON object");
+  if (j.value("format", std::string()) != "kope-validation-1") {
+    return bad("format is not kope-validation-1");
+  }
+  try {
+    Validation v;
+    v.workload = j.value("workload", std::string());
+    for (const json& task : j.at("tasks")) {
+      for (const json& r : task.at("tried")) v.trials.push_back(ReadTrial(task.at("task"), r));
+    }
+    v.patches = j.at("patches").get<std::vector<std::string>>();
+    for (const json& d : j.at("dropped")) {
+      v.dropped.push_back(d.value("task", std::string()) + ": " + d.value("reason", ""));
+    }
+    v.e2e = ReadEntries(j.value("e2e", json()));
+    if (j["artifact"].is_string()) v.artifact = j["artifact"];
+    return v;
+  } catch (const json::exception& e) {
+    return bad(e.what());
+  }
+}
+
+Result<Validation> ReadValidation(const std::filesystem::path& path) {
+  KOPE_ASSIGN_OR_RETURN(std::string text, ReadFileText(path));
+  return ParseValidation(text, path.string());
+}
+
+Result<int> RecordInModel(memory::GraphStore& store, const Validation& validation) {
+  int written = 0;
+  KOPE_RETURN_IF_ERROR(store.Write([&](memory::GraphWriter& w) -> Status {
+    for (const InModelTrial& t : validation.trials) {
+      if (t.attempt == 0) continue;
+      memory::OutcomeNode o;
+      o.attempt_id = t.attempt;
+      o.stage = "in_model";
+      o.verdict = std::string(VerdictOf(t));
+      if (!t.accepted) {
+        o.error_message = "in the model of workload " + validation.workload + ": " + t.reason;
+      }
+      o.evidence_json = t.evidence_json;
+      Result<memory::NodeId> id = w.PutOutcome(o);
+      if (!id.ok()) return id.status().WithContext("attempt a" + std::to_string(t.attempt));
+      ++written;
+    }
+    return Status::Ok();
+  }));
+  return written;
+}
+
+std::string ValidationSummary(const Validation& v) {
+  std::string out = fmt::format("in the model of {}:\n", v.workload);
+  for (const InModelTrial& t : v.trials) {
+    out +=
+        fmt::format("  {:<32} a{:<6} {:<8} {}\n", t.task, t.attempt, t.kind.empty() ? "-" : t.kind,
+                    (t.accepted ? "accepted" : "rejected") + std::string(t.accepted ? "" : ": ") +
+                        (t.accepted ? "" : t.reason));
+  }
+  for (const std::string& d : v.dropped) out += "  dropped when combined: " + d + "\n";
+  if (v.patches.empty()) return out + "no patch accepted\n";
+  out += fmt::format("end to end with {} patch{} together:\n", v.patches.size(),
+                     v.patches.size() == 1 ? "" : "es");
+  out += fmt::format("  {:<6} {:<6} {:<8} {:>12} {:>12} {:>9} {:>7}\n", "entry", "batch", "phase",
+                     "unpatched", "patched", "speedup", "noise");
+  for (const EntryFigure& e : v.e2e) {
+    const char* unit = e.phase == "prefill" ? "ms" : "tok/s";
+    out += fmt::format("  {:<6} {:<6} {:<8} {:>9.4g} {:<2} {:>9.4g} {:<2} {:>8.3f}x {:>6.1f}%{}\n",
+                       e.entry, e.batch, e.phase, e.unpatched, unit, e.patched, unit, e.speedup,
+                       100 * e.noise,
+                       e.win    ? "  win"
+                       : e.loss ? "  loss"
+                                : "");
+  }
+  return out + "artifact: " + v.artifact + "\n";
+}
+
+}  // namespace kope::deploy

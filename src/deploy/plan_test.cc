@@ -1,0 +1,109 @@
+// Choosing the tasks `kope deploy` optimizes, splitting its attempts, and the plan file.
+#include "kope/deploy/plan.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "kope/base/temp_folder.h"
+
+namespace kope::deploy {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A profile whose opportunities have task folders with these unit.json texts ("" : none).
+class SelectTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Result<TempFolder> dir = TempFolder::Create("", "kope-plan-test");
+    ASSERT_TRUE(dir.ok()) << dir.status().message();
+    dir_ = std::move(*dir);
+  }
+  void Add(const std::string& name, double share, const std::string& unit) {
+    Opportunity o;
+    o.rank = static_cast<int64_t>(profile_.opportunities.size()) + 1;
+    o.name = name;
+    o.share = share;
+    o.phases = {"decode"};
+    o.task = "tasks/" + name;
+    fs::create_directories(dir_.path() / *o.task);
+    if (!unit.empty()) std::ofstream(dir_.path() / *o.task / "unit.json") << unit;
+    profile_.opportunities.push_back(o);
+  }
+  TempFolder dir_;
+  Profile profile_;
+};
+
+TEST_F(SelectTest, PatchableUnitsInRankingOrderUpToTheLimit) {
+  Add("layer", 0.6, R"({"kind": "step_decode", "patchable": false})");
+  Add("norm", 0.2, R"({"kind": "norm", "patchable": true})");
+  Add("nounit", 0.15, "");
+  Add("linear", 0.1, R"({"kind": "linear", "patchable": true})");
+  Add("mlp", 0.05, R"({"kind": "mlp", "patchable": true})");
+  Opportunity no_task;
+  no_task.name = "op_without_task";
+  profile_.opportunities.push_back(no_task);
+  Result<TaskSelection> s = SelectTasks(profile_, dir_.path(), 2);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  ASSERT_EQ(s->tasks.size(), 2u);
+  EXPECT_EQ(s->tasks[0].name, "norm");
+  EXPECT_EQ(s->tasks[0].unit_kind, "norm");
+  EXPECT_EQ(s->tasks[0].folder, dir_.path() / "tasks/norm");
+  EXPECT_EQ(s->tasks[1].name, "linear");
+  ASSERT_EQ(s->skipped.size(), 3u);
+  EXPECT_NE(s->skipped[0].find("step_decode unit is not patched"), std::string::npos);
+  EXPECT_NE(s->skipped[1].find("no unit.json"), std::string::npos);
+  EXPECT_NE(s->skipped[2].find("beyond the 2 tasks"), std::string::npos);
+}
+
+TEST_F(SelectTest, NoPatchableTaskIsAnErrorThatSaysWhatToDo) {
+  Add("layer", 0.6, R"({"kind": "step_decode", "patchable": false})");
+  Result<TaskSelection> s = SelectTasks(profile_, dir_.path(), 4);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("--top"), std::string::npos);
+}
+
+struct SplitCase {
+  int total, minimum;
+  std::vector<double> shares;
+  std::vector<int> expected;
+};
+
+TEST(SplitAttemptsTest, ByShareWithLargestRemaindersAndAMinimum) {
+  const SplitCase cases[] = {
+      {12, 1, {0.5, 0.25, 0.25}, {6, 3, 3}},  // 9 spare: 4.5, 2.25, 2.25 -> 5, 2, 2 (+1 each)
+      {10, 1, {0.7, 0.2, 0.1}, {6, 2, 2}},    // 7 spare: 4.9, 1.4, 0.7 -> 5, 1, 1 (+1 each)
+      {2, 1, {0.9, 0.1, 0.0}, {1, 1, 1}},     // fewer than the minimum allows: the minimum
+      {6, 0, {0.0, 0.0}, {3, 3}},             // no shares: equal parts
+      {5, 2, {1.0}, {5}},
+  };
+  for (const SplitCase& c : cases) {
+    std::vector<DeployTask> tasks;
+    for (double share : c.shares) tasks.push_back({"t", {}, "norm", share, {}, 0});
+    SplitAttempts(c.total, c.minimum, &tasks);
+    std::vector<int> got;
+    for (const DeployTask& t : tasks) got.push_back(t.attempts);
+    EXPECT_EQ(got, c.expected) << "total " << c.total;
+  }
+}
+
+TEST(PlanJsonTest, HoldsTheTasksCandidatesInOrder) {
+  PlanTask t{{"norm", "/d/tasks/norm", "norm", 0.2, {"decode"}, 3}, {}};
+  t.candidates.push_back({5, "/d/c/a5.cc", "/d/c/a5.so", 2.5});
+  t.candidates.push_back({4, "/d/c/a4.py", "", std::nullopt});
+  auto plan = nlohmann::json::parse(PlanJson("/d/workload.json", "/d", R"({"k": 1})", {t}));
+  EXPECT_EQ(plan["workload"], "/d/workload.json");
+  EXPECT_EQ(plan["provenance"]["k"], 1);
+  const auto& c = plan["tasks"][0]["candidates"];
+  ASSERT_EQ(c.size(), 2u);
+  EXPECT_EQ(c[0]["attempt"], 5);
+  EXPECT_EQ(c[0]["compiled"], "/d/c/a5.so");
+  EXPECT_EQ(c[0]["speedup"], 2.5);
+  EXPECT_TRUE(c[1]["compiled"].is_null());
+  EXPECT_TRUE(c[1]["speedup"].is_null());
+}
+
+}  // namespace
+}  // namespace kope::deploy
