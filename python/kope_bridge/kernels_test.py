@@ -3,6 +3,7 @@ python3 -m unittest kope_bridge.kernels_test."""
 import os
 import unittest
 import unittest.mock
+import weakref
 
 os.environ["TRITON_INTERPRET"] = "1"  # a Triton candidate on the CPU: before it is defined
 
@@ -232,6 +233,37 @@ class ParameterTest(unittest.TestCase):
     def test_torch_compile_takes_them_as_arguments(self):
         fn, _ = linear_kernel("compile")._model_for([[4], [2, 4], [2]])
         self.assertNotIsInstance(fn, kernels.BoundForward)
+
+
+class TimedLoopTest(unittest.TestCase):
+    def test_a_calls_results_are_released_inside_its_timed_region(self):
+        # Outside the timer, releasing an output is time only the parent's clock sees, and a
+        # baseline that returns its input written in place has none: a false timing_mismatch.
+        kernel = TorchKernel(spec(with_shapes=True), "cpu")
+        fn, model = kernel._model_for([[8]])
+        events = []
+        forward = model.forward
+
+        def tracked(x):
+            out = forward(x)
+            weakref.finalize(out, events.append, "release")
+            return out
+
+        model.forward = tracked
+        now = kernels.clock._now_ns
+
+        def tick():
+            events.append("clock")
+            return now()
+
+        sets = [kernel.prepare([torch.ones(8)]), kernel.prepare([torch.zeros(8)])]
+        tally = kernels.Tally()
+        with unittest.mock.patch.object(kernels.clock, "_now_ns", tick):
+            kernel.timed_calls(sets, 5, None, 0, lambda k, results: events.append("last"), tally)
+        # The last call on each set keeps its results for `last`, and releases them after.
+        self.assertEqual(events, ["clock", "release", "clock"] * 3 +
+                         ["clock", "clock", "last", "release"] * 2)
+        self.assertEqual(len(tally.ns), 5)
 
 
 CANDIDATES = os.path.join(os.path.dirname(__file__), "..", "..", "src", "torch_bridge",

@@ -39,14 +39,16 @@ struct ClockBound {
 inline constexpr ClockBound kHostClockBound = {0.15, 2e-3, 0.5e-6};
 inline constexpr ClockBound kDeviceClockBound = {0.05, 1e-3, 1.5e-6};
 
-// Each pair's candidate time unexplained beyond the baseline's overhead, as a share of the
-// candidate's reported kernel time (the evidence HiddenTimeFinding judges).
+// Each pair's candidate time unexplained beyond the baseline's overhead in its least delayed
+// batch, as a share of the candidate's reported kernel time (the evidence HiddenTimeFinding
+// judges).
 std::vector<double> UnexplainedShares(const std::vector<ClockPair>& pairs);
 
-// Why the candidate's reported times cannot be believed (in all pairs but one at most, the
-// candidate's overhead beyond the baseline's exceeds `bound`: a timer that reports less does
-// so in every batch, a busy machine delays some), with the figures; nullopt where they agree
-// with the parent's clock or fewer than two pairs were timed.
+// Why the candidate's reported times cannot be believed (in every batch, its least delayed
+// included, the candidate's overhead beyond the baseline's least exceeds `bound`: a timer that
+// reports less does so in every batch; a busy machine delays some, and only adds time outside
+// a timer, so each side's least delayed batch is what its runner's loop costs), with the
+// figures; nullopt where they agree with the parent's clock or fewer than two pairs were timed.
 std::optional<std::string> HiddenTimeFinding(const std::vector<ClockPair>& pairs,
                                              const ClockBound& bound = kHostClockBound);
 

@@ -23,6 +23,14 @@ ClockPair Pair(int calls, double real, double fake, double baseline, double over
 
 std::vector<ClockPair> Four(const ClockPair& p) { return {p, p, p, p}; }
 
+// `p` with time outside the timers added to the candidate's and the baseline's batch (a busy
+// machine that descheduled the runner between calls).
+ClockPair Delayed(ClockPair p, double candidate_s, double baseline_s) {
+  p.candidate_wall_s += candidate_s;
+  p.baseline_wall_s += baseline_s;
+  return p;
+}
+
 struct ClaimCase {
   const char* name;
   std::vector<ClockPair> pairs;
@@ -47,6 +55,24 @@ TEST(HiddenTimeFinding, AClaimIsBoundedByTheParentsClock) {
        {Pair(50, 2e-3, 1.2, 2e-3), Pair(50, 2e-3, 1.2, 2.5e-3), Pair(50, 2e-3, 1.2, 2e-3),
         Pair(50, 2e-3, 1.2, 2e-3)},
        true},
+      {"a 1.2x fake, three of whose baseline batches a busy machine delayed",
+       {Delayed(Pair(50, 2e-3, 1.2, 2e-3), 0, 10e-3), Delayed(Pair(50, 2e-3, 1.2, 2e-3), 0, 15e-3),
+        Pair(50, 2e-3, 1.2, 2e-3), Delayed(Pair(50, 2e-3, 1.2, 2e-3), 0, 8e-3)},
+       true},
+      {"a 1.2x fake, every batch of both delayed, one of each the least",
+       {Delayed(Pair(50, 2e-3, 1.2, 2e-3), 1e-3, 6e-3),
+        Delayed(Pair(50, 2e-3, 1.2, 2e-3), 2e-3, 9e-3),
+        Delayed(Pair(50, 2e-3, 1.2, 2e-3), 1e-3, 1e-3),
+        Delayed(Pair(50, 2e-3, 1.2, 2e-3), 3e-3, 12e-3)},
+       true},
+      {"a 1.2x fake whose calls a busy machine slowed inside its timer",
+       Four(Pair(50, 3e-3, 1.2, 2e-3)), true},
+      {"a 1.2x fake of 25 us calls", Four(Pair(4000, 25e-6, 1.2, 18e-6, 2e-6)), true},
+      {"honest 25 us calls, three of whose batches a busy machine delayed",
+       {Delayed(Pair(4000, 25e-6, 1, 18e-6, 2e-6), 20e-3, 0),
+        Delayed(Pair(4000, 25e-6, 1, 18e-6, 2e-6), 25e-3, 1e-3), Pair(4000, 25e-6, 1, 18e-6, 2e-6),
+        Delayed(Pair(4000, 25e-6, 1, 18e-6, 2e-6), 30e-3, 0)},
+       false},
       {"one pair is too few to judge", {Pair(50, 2e-3, 10, 2e-3)}, false},
       // On a GPU: calls of 50 us with 30 us of loop around each (a ModelNew on a small problem).
       {"GPU: honest 50 us calls", Four(Pair(2000, 50e-6, 1, 50e-6, 31e-6)), false,
@@ -76,6 +102,13 @@ TEST(UnexplainedShares, AreTheHiddenTimeOverWhatWasReported) {
   const std::vector<double> shares = UnexplainedShares({Pair(50, 2e-3, 1.2, 2e-3)});
   ASSERT_EQ(shares.size(), 1u);
   EXPECT_NEAR(shares[0], 0.2, 1e-9);
+  // Beyond the baseline's least delayed batch, whichever pair it was timed in.
+  const ClockPair honest = Pair(50, 2e-3, 1, 2e-3);
+  const std::vector<double> two = UnexplainedShares({Delayed(honest, 0, 10e-3), honest});
+  ASSERT_EQ(two.size(), 2u);
+  EXPECT_NEAR(two[0], 0, 1e-9);
+  EXPECT_NEAR(two[1], 0, 1e-9);
+  EXPECT_TRUE(UnexplainedShares({}).empty());
 }
 
 TEST(SideStreamTally, NotesOnlyWhereMostCallsLeftWork) {
