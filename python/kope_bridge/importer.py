@@ -5,6 +5,7 @@ PyTorch's meta device to learn every tensor's shape and dtype without computing,
 check size sets and a CPU bench set by shrinking those integers, measures the value ranges of the
 inputs and parameters on a small real instance, and writes `task.toml` plus a copy of the file.
 """
+import argparse
 import inspect
 import json
 import math
@@ -16,6 +17,7 @@ import torch
 
 from . import problem
 from .protocol import DTYPES
+from .serve import apply_limits
 from .value_laws import (fan_in_distributions, input_distributions, integer_ranges,  # noqa: F401
                          measure_values, scalar_distribution, value_distribution)
 
@@ -379,18 +381,32 @@ def trailer_tables(globals_, bench, roles, shapes, kope_dtype, scalars):
     return lines
 
 
+def parse_args(argv):
+    """PROBLEM.py OUT_DIR, and the rlimits kope-runner takes (kope runs the importer in the
+    sandbox of a PyTorch candidate's runner: src/torch_bridge/bridge.cc)."""
+    ap = argparse.ArgumentParser(prog="kope_bridge.importer")
+    ap.add_argument("problem")
+    ap.add_argument("out_dir")
+    for limit in ("cpu-seconds", "max-file-bytes", "max-address-space-bytes", "max-processes",
+                  "max-data-bytes"):
+        ap.add_argument("--" + limit, type=int, default=0)
+    return ap.parse_args(argv)
+
+
 def main(argv):
-    """python3 -m kope_bridge.importer PROBLEM.py OUT_DIR   (prints one JSON line)"""
-    if len(argv) != 2:
-        print("usage: importer PROBLEM.py OUT_DIR", file=sys.stderr)
-        return 2
+    """python3 -m kope_bridge.importer [LIMITS] PROBLEM.py OUT_DIR   (prints one JSON line)"""
+    args = parse_args(argv)
+    # The environment is kope's own list, nothing of the parent's (the bridge's server does the
+    # same): the user name that PyTorch asks for has no entry in the sandbox's /etc.
+    os.environ.setdefault("USER", "kope")
+    apply_limits(args)  # before the problem's code runs: what it does counts against them
     try:
-        print(json.dumps(import_problem(argv[0], argv[1])))
+        print(json.dumps(import_problem(args.problem, args.out_dir)))
     except ImportError_ as e:
         print(str(e), file=sys.stderr)
         return 1
     except Exception as e:
-        print(f"{argv[0]}: {type(e).__name__}: {e}", file=sys.stderr)
+        print(f"{args.problem}: {type(e).__name__}: {e}", file=sys.stderr)
         return 1
     return 0
 

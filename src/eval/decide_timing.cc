@@ -30,7 +30,52 @@ void RooflineOf(const Task& task, const SizeSet& bench, Outcome& outcome) {
   }
 }
 
+double Percentile(const std::vector<double>& sorted, double q) {
+  const double pos = q * static_cast<double>(sorted.size() - 1);
+  const size_t lo = static_cast<size_t>(std::floor(pos));
+  const size_t hi = std::min(lo + 1, sorted.size() - 1);
+  const double frac = pos - static_cast<double>(lo);
+  return sorted[lo] * (1 - frac) + sorted[hi] * frac;
+}
+
+// Noise: the widest spread of the measurement. Within it, or with a fifth of the rounds or more
+// on each side of 1, candidate and baseline are not told apart; beyond kNoisyMachineSpread the
+// machine was too busy for any small difference to mean something.
+void NoiseOf(Outcome& outcome) {
+  const TimingSummary& c = *outcome.candidate_time;
+  const TimingSummary& b = *outcome.baseline_time;
+  const std::optional<RoundSpeedups>& rounds = outcome.round_speedups;
+  double noise = std::max(c.spread, b.spread);
+  if (rounds) noise = std::max(noise, rounds->spread);
+  outcome.timing_noise = noise;
+  const bool both_sides =
+      rounds && std::min(rounds->faster, rounds->slower) >= std::max(1, rounds->rounds / 5);
+  if (std::fabs(outcome.speedup - 1.0) <= noise || both_sides) {
+    outcome.flags.emplace_back(kFlagWithinNoise);
+  }
+  if (noise > kNoisyMachineSpread) outcome.flags.emplace_back(kFlagNoisyMachine);
+}
+
 }  // namespace
+
+std::optional<RoundSpeedups> SummarizeRounds(const std::vector<double>& baseline_batch_s,
+                                             const std::vector<double>& candidate_batch_s) {
+  std::vector<double> ratios;
+  for (size_t i = 0; i < std::min(baseline_batch_s.size(), candidate_batch_s.size()); ++i) {
+    if (candidate_batch_s[i] > 0) ratios.push_back(baseline_batch_s[i] / candidate_batch_s[i]);
+  }
+  if (ratios.empty()) return std::nullopt;
+  std::sort(ratios.begin(), ratios.end());
+  RoundSpeedups r;
+  r.rounds = static_cast<int>(ratios.size());
+  for (double ratio : ratios) {
+    r.faster += ratio > 1.0;
+    r.slower += ratio < 1.0;
+  }
+  r.median = Percentile(ratios, 0.5);
+  r.spread = r.median > 0 ? (Percentile(ratios, 0.8) - Percentile(ratios, 0.2)) / r.median : 0;
+  return r;
+}
 
 void DecideTiming(const Task& task, const SizeSet& bench, double fastest_verified_s,
                   double shortest_judged_s, Outcome& outcome) {
@@ -43,9 +88,7 @@ void DecideTiming(const Task& task, const SizeSet& bench, double fastest_verifie
   RooflineOf(task, bench, outcome);
   if (outcome.speedup > 10) outcome.flags.emplace_back(kFlagSpeedupAbove10x);
   if (c.spread > 0.05 || b.spread > 0.05) outcome.flags.emplace_back(kFlagUnstableTiming);
-  // A difference inside the spread of the measurements themselves is noise.
-  double noise = std::max(c.spread, b.spread);
-  if (std::fabs(outcome.speedup - 1.0) <= noise) outcome.flags.emplace_back(kFlagWithinNoise);
+  NoiseOf(outcome);
   // A kernel that can tell its verified calls from its timed ones (a ModelNew shares the
   // harness's Python process) may do its work only when checked. Its fastest verified call
   // bounds what a timed call can take (timed calls also have their caches flushed), but an

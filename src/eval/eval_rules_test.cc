@@ -334,5 +334,80 @@ TEST(DecideTiming, FlagsAtTheirThresholds) {
   }
 }
 
+// The noise rules over the interleaved rounds' speedups: a difference the rounds disagree on,
+// or one within the widest spread, is noise; a spread past kNoisyMachineSpread says the machine
+// was too noisy, and the report prints no speedup within that noise.
+struct RoundsRow {
+  std::string name;
+  double candidate_s, baseline_s, spread;
+  int rounds, faster, slower;
+  double round_spread;
+  std::set<std::string> flags;
+};
+
+TEST(DecideTiming, RoundsTellNoiseFromADifference) {
+  const std::vector<RoundsRow> rows = {
+      {"identical_on_a_loaded_machine",
+       1e-3,
+       0.72e-3,
+       0.04,
+       10,
+       4,
+       6,
+       0.5,
+       {"within_noise", "noisy_machine"}},
+      {"rounds_on_both_sides", 1e-3, 0.9e-3, 0.02, 10, 2, 8, 0.05, {"within_noise"}},
+      {"consistent_slowdown", 1e-3, 0.9e-3, 0.02, 10, 1, 9, 0.03, {}},
+      {"consistent_small_speedup", 1e-3, 1.02e-3, 0.004, 10, 10, 0, 0.004, {}},
+      {"load_between_batches",
+       1e-3,
+       1.3e-3,
+       0.01,
+       10,
+       10,
+       0,
+       0.4,
+       {"within_noise", "noisy_machine"}},
+      {"speedup_beyond_the_noise",
+       1e-3,
+       2e-3,
+       0.3,
+       10,
+       10,
+       0,
+       0.3,
+       {"unstable_timing", "noisy_machine"}},
+  };
+  Task task;
+  SizeSet bench{"bench", {{"n", 4}}};
+  for (const RoundsRow& r : rows) {
+    Outcome o;
+    TimingSummary c, b;
+    c.median_s = r.candidate_s;
+    b.median_s = r.baseline_s;
+    c.spread = b.spread = r.spread;
+    o.candidate_time = c;
+    o.baseline_time = b;
+    o.round_speedups =
+        RoundSpeedups{r.rounds, r.faster, r.slower, r.baseline_s / r.candidate_s, r.round_spread};
+    DecideTiming(task, bench, r.candidate_s, 1.0, o);
+    EXPECT_EQ(std::set<std::string>(o.flags.begin(), o.flags.end()), r.flags) << r.name;
+    const bool too_noisy = o.HasFlag(kFlagNoisyMachine) && o.HasFlag(kFlagWithinNoise);
+    EXPECT_EQ(FormatOutcome(o).find("too noisy to time") != std::string::npos, too_noisy)
+        << r.name << "\n"
+        << FormatOutcome(o);
+  }
+}
+
+TEST(SummarizeRounds, PairsBatchesByRound) {
+  std::optional<RoundSpeedups> r = SummarizeRounds({2.0, 2.0, 1.0, 9.0}, {1.0, 4.0, 1.0});
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->rounds, 3);
+  EXPECT_EQ(r->faster, 1);
+  EXPECT_EQ(r->slower, 1);
+  EXPECT_DOUBLE_EQ(r->median, 1.0);
+  EXPECT_FALSE(SummarizeRounds({}, {1.0}).has_value());
+}
+
 }  // namespace
 }  // namespace kope

@@ -73,6 +73,15 @@ void AddTimes(const Outcome& o, json& j) {
   if (o.candidate_time) j["candidate_time"] = TimingJson(*o.candidate_time);
   if (o.baseline_time) j["baseline_time"] = TimingJson(*o.baseline_time);
   if (o.valid()) j["speedup"] = o.speedup;
+  if (o.round_speedups) {
+    const RoundSpeedups& r = *o.round_speedups;
+    j["round_speedups"] = {{"rounds", r.rounds},
+                           {"faster", r.faster},
+                           {"slower", r.slower},
+                           {"median", r.median},
+                           {"spread", r.spread}};
+  }
+  if (o.valid()) j["timing_noise"] = o.timing_noise;
   if (o.compiled_time) {
     j["compiled_time"] = TimingJson(*o.compiled_time);
     if (o.valid()) j["speedup_over_compiled"] = o.speedup_over_compiled;
@@ -171,7 +180,17 @@ std::string FormatTimes(const Outcome& o) {
                      Seconds(*o.fastest_verified_bench_s));
   }
   if (o.compiled_time) s += FormatTiming("compiled ", *o.compiled_time, "torch.compile; ");
-  s += fmt::format("  speedup   {:.2f}x", o.speedup);
+  if (o.HasFlag(kFlagNoisyMachine) && o.HasFlag(kFlagWithinNoise)) {
+    s += fmt::format(
+        "  speedup   none measurable: the machine was too noisy to time ({:.2f}x, noise "
+        "{:.0f}%)",
+        o.speedup, 100 * o.timing_noise);
+  } else {
+    s += fmt::format("  speedup   {:.2f}x", o.speedup);
+    if (o.HasFlag(kFlagNoisyMachine)) {
+      s += fmt::format(" (a noisy machine: noise {:.0f}%)", 100 * o.timing_noise);
+    }
+  }
   if (o.compiled_time)
     s += fmt::format(" over eager, {:.2f}x over torch.compile", o.speedup_over_compiled);
   if (o.roofline_fraction) {

@@ -138,6 +138,8 @@ struct EvalSession {
     bool dropped = false;      // a reference point that failed: no longer timed
     // The timed session's calls that left work on streams the harness never waits on.
     SideStreamTally side_streams;
+    // The median time per call of each interleaved batch, in round order (RoundSpeedups).
+    std::vector<double> batch_medians;
   };
   // Target wall time of one timing batch, so that interleaving is fine-grained.
   static constexpr double kTimingBatchSeconds = 0.02;

@@ -67,6 +67,7 @@ Result<bool> EvalSession::Interleave(std::vector<TimingTrack>& tracks, double ti
         outcome.flags.emplace_back(kFlagWallClockMismatch);
       }
       t.ns.insert(t.ns.end(), out.ns.begin(), out.ns.end());
+      if (!out.ns.empty()) t.batch_medians.push_back(Summarize(out.ns).median_s);
     }
     TimingSummary b = Summarize(tracks[0].ns);
     TimingSummary c = Summarize(tracks[1].ns);

@@ -4,6 +4,7 @@
 // reference point's first call.
 #include <algorithm>
 
+#include "decide_timing.h"
 #include "kope/base/parallel.h"
 #include "kope/eval/inputs.h"
 #include "session.h"
@@ -51,9 +52,9 @@ Result<bool> EvalSession::Time() {
   }
   if (compiled) CompileReferencePoint();
 
-  std::vector<TimingTrack> tracks = {{&baseline_process(), false, {}, 0, 0, false, {}},
-                                     {candidate.get(), true, {}, 0, 0, false, {}}};
-  if (compiled) tracks.push_back({compiled.get(), false, {}, 0, 0, false, {}});
+  std::vector<TimingTrack> tracks = {{&baseline_process(), false, {}, 0, 0, false, {}, {}},
+                                     {candidate.get(), true, {}, 0, 0, false, {}, {}}};
+  if (compiled) tracks.push_back({compiled.get(), false, {}, 0, 0, false, {}, {}});
   KOPE_ASSIGN_OR_RETURN(bool ok, WarmUp(tracks, timeout));
   if (!ok) return false;
   KOPE_ASSIGN_OR_RETURN(ok, Interleave(tracks, timeout));
@@ -66,6 +67,7 @@ Result<bool> EvalSession::Time() {
   }
   outcome.baseline_time = Summarize(tracks[0].ns);
   outcome.candidate_time = Summarize(tracks[1].ns);
+  outcome.round_speedups = SummarizeRounds(tracks[0].batch_medians, tracks[1].batch_medians);
   if (tracks.size() > 2 && !tracks[2].dropped) outcome.compiled_time = Summarize(tracks[2].ns);
   return true;
 }

@@ -99,16 +99,25 @@ Status CheckValues(const Task& task) {
                                     "; it must be >= " + std::to_string(minimum));
       }
     }
+    int64_t total = 0;  // bytes of every tensor at the set, each at most kMaxSizeSetBytes
     auto check_total = [&](const std::vector<TensorSpec>& tensors, const std::string& key) {
       for (size_t t = 0; t < tensors.size(); ++t) {
         Result<std::vector<int64_t>> shape = ResolveShape(tensors[t], set);
         if (!shape.ok())
           return FieldError(FieldPath(IndexPath(key, t), "shape"), shape.status().message());
+        int64_t bytes = static_cast<int64_t>(DTypeSize(tensors[t].dtype));
+        for (int64_t d : *shape) bytes *= d;
+        total += bytes;
       }
       return Status::Ok();
     };
     KOPE_RETURN_IF_ERROR(check_total(task.inputs, "inputs"));
     KOPE_RETURN_IF_ERROR(check_total(task.outputs, "outputs"));
+    if (total > kMaxSizeSetBytes) {
+      return FieldError(SizeSetPath(set), "its tensors take " + std::to_string(total) +
+                                              " bytes together, more than the " +
+                                              std::to_string(kMaxSizeSetBytes) + " a task may use");
+    }
   }
   return Status::Ok();
 }
@@ -236,6 +245,11 @@ Result<std::vector<int64_t>> ResolveShape(const TensorSpec& spec, const SizeSet&
                                      ": its size in bytes overflows 64 bits");
     }
     shape.push_back(*value);
+  }
+  if (bytes > kMaxSizeSetBytes) {
+    return Status::InvalidArgument("'" + spec.name + "' at " + sizes.label + " takes " +
+                                   std::to_string(bytes) + " bytes, more than the " +
+                                   std::to_string(kMaxSizeSetBytes) + " a task may use");
   }
   return shape;
 }

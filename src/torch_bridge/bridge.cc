@@ -3,7 +3,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <csignal>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -132,6 +134,100 @@ Toolchain FindToolchain(const TorchBridge& bridge) {
   return t;
 }
 
+// The importer's command: a clean environment (nothing of kope's own, no API keys) and the
+// rlimits a PyTorch candidate's runner sets itself (kope_bridge/serve.py, apply_limits).
+std::vector<std::string> ImporterCommand(const TorchBridge& bridge, const SandboxLimits& limits,
+                                         const fs::path& problem, const fs::path& out_dir) {
+  return {"/usr/bin/env",
+          "-i",
+          "PATH=/usr/local/bin:/usr/bin:/bin",
+          "LANG=C.UTF-8",
+          "PYTHONPATH=" + bridge.package_dir.string(),
+          bridge.python.string(),
+          "-B",
+          "-m",
+          "kope_bridge.importer",
+          "--cpu-seconds",
+          std::to_string(limits.cpu_seconds),
+          "--max-file-bytes",
+          std::to_string(limits.max_file_bytes),
+          "--max-address-space-bytes",
+          std::to_string(limits.max_address_space_bytes),
+          "--max-processes",
+          std::to_string(limits.max_processes),
+          problem.string(),
+          out_dir.string()};
+}
+
+// Runs the importer on `problem` (absolute), writing into `scratch`/out: under bubblewrap with
+// the folders a PyTorch candidate's runner is shown, the problem file itself and `scratch`
+// (writable) besides, where bubblewrap works and is not turned off.
+Result<ProcessResult> RunImporter(const TorchBridge& bridge, const fs::path& problem,
+                                  const fs::path& scratch, const ProblemImportOptions& options) {
+  RunnerOptions runner;
+  UseTorchBridge(bridge, &runner);
+  SandboxOptions sandbox;
+  sandbox.scratch_dir = scratch;
+  sandbox.read_only = runner.sandbox.read_only;
+  sandbox.read_only.push_back(problem);
+  sandbox.limits = options.limits;
+  sandbox.use_bubblewrap = options.use_bubblewrap;
+  std::vector<std::string> argv = ImporterCommand(bridge, options.limits, problem, scratch / "out");
+  if (options.use_bubblewrap && BubblewrapAvailable()) {
+    KOPE_ASSIGN_OR_RETURN(argv, BubblewrapCommand(sandbox, argv));
+  }
+  ProcessOptions process;
+  process.timeout_seconds = options.timeout_seconds;
+  process.working_dir = scratch;
+  return RunProcess(argv, process);
+}
+
+// How the importer ended, as the import's status.
+Status ImporterStatus(const fs::path& problem, const ProcessResult& run,
+                      const ProblemImportOptions& options) {
+  const std::string prefix = problem.string() + ": cannot import: ";
+  if (run.timed_out) {
+    std::ostringstream limit;
+    limit << options.timeout_seconds;
+    return Status::DeadlineExceeded(prefix + "the problem's code did not return within " +
+                                    limit.str() + " s (killed)");
+  }
+  if (run.ok()) return Status::Ok();
+  std::string why = Trimmed(run.output);
+  // bubblewrap exits with 128 + the signal that ended the importer; without it the signal is
+  // the process's own.
+  const int signal = run.term_signal != 0                 ? run.term_signal
+                     : run.exit_code > 128 && why.empty() ? run.exit_code - 128
+                                                          : 0;
+  if (signal != 0) {
+    why = std::string("the importer was killed by ") + sigabbrev_np(signal) +
+          (signal == SIGXCPU || signal == SIGKILL
+               ? " (its CPU time limit is " + std::to_string(options.limits.cpu_seconds) + " s)"
+               : "") +
+          (why.empty() ? "" : ": " + why);
+  }
+  if (why.empty()) why = "the importer failed with exit code " + std::to_string(run.exit_code);
+  return Status::InvalidArgument(prefix + why);
+}
+
+// The task folder, from what the importer wrote in the sandbox: its task.toml (a regular file,
+// not a link the problem's code planted) and the problem file itself, from where kope read it.
+Status CopyImported(const fs::path& scratch, const fs::path& problem, const fs::path& out_dir) {
+  std::error_code ec;
+  const fs::path toml = scratch / "out" / "task.toml";
+  if (!fs::is_directory(fs::symlink_status(scratch / "out", ec)) ||
+      !fs::is_regular_file(fs::symlink_status(toml, ec))) {
+    return Status::InvalidArgument(problem.string() + ": cannot import: the importer wrote no " +
+                                   "task.toml");
+  }
+  fs::create_directories(out_dir, ec);
+  const auto overwrite = fs::copy_options::overwrite_existing;
+  if (!ec) fs::copy_file(toml, out_dir / "task.toml", overwrite, ec);
+  if (!ec) fs::copy_file(problem, out_dir / "problem.py", overwrite, ec);
+  if (ec) return Status::IoError("writing " + out_dir.string() + ": " + ec.message());
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<TorchBridge> FindTorchBridge() {
@@ -232,22 +328,19 @@ Result<fs::path> WriteTorchArtifact(const Task& task, TorchMode mode,
 }
 
 Result<Task> ImportKernelBenchProblem(const TorchBridge& bridge, const fs::path& problem,
-                                      const fs::path& out_dir) {
+                                      const fs::path& out_dir,
+                                      const ProblemImportOptions& options) {
   std::error_code ec;
   if (!fs::is_regular_file(problem, ec)) {
     return Status::NotFound(problem.string() + ": no such problem file");
   }
-  ProcessOptions options;
-  options.timeout_seconds = 600;
-  options.working_dir = bridge.package_dir;
-  Result<ProcessResult> run =
-      RunProcess({bridge.python.string(), "-B", "-m", "kope_bridge.importer",
-                  fs::absolute(problem).string(), fs::absolute(out_dir).string()},
-                 options);
-  if (!run.ok()) return run.status().WithContext("importing " + problem.string());
-  if (!run->ok()) {
-    return Status::InvalidArgument(problem.string() + ": cannot import: " + Trimmed(run->output));
-  }
+  KOPE_ASSIGN_OR_RETURN(const fs::path scratch, MakeTempFolder("", "kope-import"));
+  Result<ProcessResult> run = RunImporter(bridge, fs::absolute(problem), scratch, options);
+  Status status = run.ok() ? ImporterStatus(problem, *run, options)
+                           : run.status().WithContext("importing " + problem.string());
+  if (status.ok()) status = CopyImported(scratch, problem, out_dir);
+  fs::remove_all(scratch, ec);
+  if (!status.ok()) return status;
   return LoadTask(out_dir);
 }
 

@@ -53,6 +53,11 @@ inline constexpr std::string_view kFlagFasterThanRoofline = "faster_than_rooflin
 inline constexpr std::string_view kFlagWallClockMismatch = "wall_clock_mismatch";
 inline constexpr std::string_view kFlagUnstableTiming = "unstable_timing";
 inline constexpr std::string_view kFlagWithinNoise = "within_noise";
+// The timing's noise (the widest of the candidate's, the baseline's and the per-round speedups'
+// spreads) exceeded kNoisyMachineSpread: other work on the machine disturbed the measurement, and
+// a speedup within that noise means nothing (the report says so instead of printing it).
+inline constexpr std::string_view kFlagNoisyMachine = "noisy_machine";
+inline constexpr double kNoisyMachineSpread = 0.25;
 // The candidate's timed calls ran in under a fifth of the time of its fastest verified call at
 // the bench size (one of at least 200 us for a native kernel on a GPU, 1 ms for a ModelNew or
 // on the CPU): a kernel that does its work only when its outputs are checked (one that can tell
@@ -73,6 +78,19 @@ struct ClockCheck {
   long side_stream_calls = 0;
 };
 
+// The speedup of each round of the interleaved timing (the baseline's batch median over the
+// candidate's batch median in the same round), summarized. Neighbouring batches share the
+// machine's state, so load that slows some rounds and not others shows in this spread even where
+// each track's own spread stays small; and a speedup with a fifth of its rounds or more on each
+// side of 1 is not a difference at all.
+struct RoundSpeedups {
+  int rounds = 0;
+  int faster = 0;  // rounds where the candidate's batch was faster than the baseline's
+  int slower = 0;  // and slower
+  double median = 0;
+  double spread = 0;  // (p80 - p20) / median
+};
+
 struct Outcome {
   Verdict verdict = Verdict::kValid;
   std::string message;  // one line: why this verdict
@@ -86,7 +104,9 @@ struct Outcome {
   // Valid only.
   std::optional<TimingSummary> candidate_time;
   std::optional<TimingSummary> baseline_time;
-  double speedup = 0;                       // baseline median / candidate median
+  double speedup = 0;  // baseline median / candidate median
+  std::optional<RoundSpeedups> round_speedups;
+  double timing_noise = 0;  // the widest relative spread of the timing (kFlagWithinNoise)
   std::optional<double> roofline_floor_s;   // max(bytes / bandwidth, flops / peak)
   std::optional<double> roofline_fraction;  // floor / candidate median: 1.0 is speed of light
   std::optional<double> baseline_roofline_fraction;

@@ -134,7 +134,11 @@ struct Task {
 // `dir / "task.toml"` as given. Source paths in the result are absolute.
 Result<Task> LoadTask(const std::filesystem::path& dir);
 
-// The concrete shape of `spec` at `sizes` (every dimension >= 1).
+// The most bytes a task's tensors may take at one size set, together (1 TiB): a task asking
+// for more is refused when it is loaded, before anything is allocated.
+inline constexpr int64_t kMaxSizeSetBytes = int64_t{1} << 40;
+
+// The concrete shape of `spec` at `sizes` (every dimension >= 1, at most kMaxSizeSetBytes).
 Result<std::vector<int64_t>> ResolveShape(const TensorSpec& spec, const SizeSet& sizes);
 
 // The tolerance for an output of `dtype` at `sizes`.

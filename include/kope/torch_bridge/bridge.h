@@ -16,6 +16,7 @@
 
 #include "kope/base/status.h"
 #include "kope/runner/runner.h"
+#include "kope/runner/sandbox.h"
 #include "kope/task/task.h"
 
 namespace kope {
@@ -62,12 +63,28 @@ Result<std::filesystem::path> WriteTorchArtifact(const Task& task, TorchMode mod
                                                  const std::filesystem::path& dir,
                                                  const std::string& file_name);
 
+// How a problem file's code is confined while it is imported. A problem file is code: the
+// importer runs it (on PyTorch's meta device, then on a small real instance) in the sandbox of
+// a PyTorch candidate's runner (kope/runner/sandbox.h): bubblewrap where it works (no network,
+// the file system read-only and the source, build and home folders hidden, its own PID
+// namespace, so no process outlives it), the rlimits of `limits`, a clean environment (nothing
+// of kope's own: no API keys), its own process group, killed at `timeout_seconds`. Its only
+// writable folder is a fresh scratch folder; the task folder is written by kope from there.
+struct ProblemImportOptions {
+  double timeout_seconds = 600;
+  SandboxLimits limits{.cpu_seconds = 600};
+  bool use_bubblewrap = true;  // false: rlimits, clean environment and process group only
+};
+
 // Turns one KernelBench problem file into a kope task folder `out_dir` (task.toml and a copy of
-// the problem), then loads it to check it. A problem the importer cannot convert is
-// InvalidArgument with the importer's reason.
+// the problem), then loads it to check it. A problem the importer cannot convert, or whose code
+// fails, is killed by a limit or is denied what it tried, is InvalidArgument with the
+// importer's reason; one that does not return within the timeout is DeadlineExceeded. Either
+// names the problem file.
 Result<Task> ImportKernelBenchProblem(const TorchBridge& bridge,
                                       const std::filesystem::path& problem,
-                                      const std::filesystem::path& out_dir);
+                                      const std::filesystem::path& out_dir,
+                                      const ProblemImportOptions& options = {});
 
 // Whether `path` names a KernelBench problem file (a regular .py file).
 bool IsKernelBenchProblem(const std::filesystem::path& path);

@@ -21,14 +21,24 @@ namespace fs = std::filesystem;
 
 // Measures copy bandwidth (best of several parallel copies of a buffer far
 // larger than the last-level cache; read + written bytes) and peak f32 FMA
-// throughput (independent vector accumulators on every core).
+// throughput: on every core, vectors of the machine's native width (as wide as
+// -march=native's registers: wider generic vectors are split and spilled) in
+// more independent accumulators than the FMA units' latency times their count.
 constexpr const char* kProbeSource = R"(
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <omp.h>
-typedef float v16 __attribute__((vector_size(64)));
+#if defined(__AVX512F__)
+#define LANES 16
+#elif defined(__AVX__)
+#define LANES 8
+#else
+#define LANES 4
+#endif
+#define ACCUMULATORS 12
+typedef float vec __attribute__((vector_size(4 * LANES)));
 static double Now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
@@ -48,24 +58,25 @@ int main(int argc, char** argv) {
     if (t < best) best = t;
   }
   std::printf("bandwidth %.6e\n", 2.0 * n * sizeof(double) / best);
-  const long iters = 20000000;
+  const long steps = 1000000;
   double best_flops = 0;
-  for (int rep = 0; rep < 8; ++rep) {
+  for (int rep = 0; rep < 32; ++rep) {
     double t0 = Now();
     float sink = 0;
     #pragma omp parallel reduction(+ : sink)
     {
-      v16 acc[8];
-      v16 x, y;
-      for (int k = 0; k < 16; ++k) { x[k] = 1.0f + 1e-7f * k; y[k] = 0.999999f; }
-      for (int j = 0; j < 8; ++j) acc[j] = x * (float)(j + 1);
-      for (long i = 0; i < iters / 16; ++i) {
-        for (int j = 0; j < 8; ++j) acc[j] = acc[j] * y + x;
+      vec acc[ACCUMULATORS];
+      vec x, y;
+      for (int k = 0; k < LANES; ++k) { x[k] = 1.0f + 1e-7f * k; y[k] = 0.999999f; }
+      for (int j = 0; j < ACCUMULATORS; ++j) acc[j] = x * (float)(j + 1);
+      for (long i = 0; i < steps; ++i) {
+        #pragma GCC unroll 12
+        for (int j = 0; j < ACCUMULATORS; ++j) acc[j] = acc[j] * y + x;
       }
-      for (int j = 0; j < 8; ++j) for (int k = 0; k < 16; ++k) sink += acc[j][k];
+      for (int j = 0; j < ACCUMULATORS; ++j) for (int k = 0; k < LANES; ++k) sink += acc[j][k];
     }
     double t = Now() - t0;
-    double flops = 2.0 * 16 * 8 * (iters / 16) * omp_get_max_threads() / t;
+    double flops = 2.0 * LANES * ACCUMULATORS * steps * omp_get_max_threads() / t;
     if (flops > best_flops) best_flops = flops;
     if (sink == 12345.0f) std::printf("#\n");
   }
@@ -238,7 +249,9 @@ Result<HardwareInfo> DescribeCpu(const CpuBackendOptions& options,
   hw.last_level_cache_bytes = LastLevelCacheBytes();
   hw.compiler = compiler_version;
 
-  const fs::path cached = options.cache_dir / "hardware" / (ContentHash(hw.Key()) + ".json");
+  // The probe's own source is part of the key: a changed probe measures again.
+  const fs::path cached =
+      options.cache_dir / "hardware" / (ContentHash({hw.Key(), kProbeSource}) + ".json");
   const bool busy = Busy(hw.cores);
   std::optional<CachedFigures> before = ReadCached(cached, hw.device);
   // Other work only lowers the probe's figures: a quiet machine measures again figures that
