@@ -79,13 +79,25 @@ def page(result, plan):
             ["", "greedy agreement", "top-1 agreement", "KL", "max logit diff"], rows))
     tried = [[e(t["task"]), f"a{r.get('attempt')}", e(r.get("kind", "-")),
               f"{r['unit_speedup']:.2f}x" if r.get("unit_speedup") else "-",
-              ("✓ " if r.get("accepted") else "✗ ") + e(r["reason"])]
-             for t in result["tasks"] for r in t["tried"]]
-    tried += [[e(d["task"]), "-", "-", "-", "✗ dropped when combined: " + e(d["reason"])]
+              _gate_summary(r.get("gate")), ("✓ " if r.get("accepted") else "✗ ") +
+              e(r["reason"])] for t in result["tasks"] for r in t["tried"]]
+    tried += [[e(d["task"]), "-", "-", "-", "-", "✗ dropped when combined: " + e(d["reason"])]
               for d in result["dropped"]]
     parts.append("<h2>Candidates tried</h2>" + _table(
-        ["task", "attempt", "kind", "unit speedup", "in the model"], tried))
+        ["task", "attempt", "kind", "unit speedup", "gate: patched (unpatched noise)",
+         "in the model"], tried))
     return "\n".join(parts) + "\n"
+
+
+def _gate_summary(g):
+    """Top-1 agreement and largest logit difference, the unpatched model's worst noise beside."""
+    if not g:
+        return "-"
+    p = g["patched"]
+    top1 = min((n["top1_agreement"] for n in g["noise"].values()), default=1.0)
+    diff = max((n["max_logit_diff"] for n in g["noise"].values()), default=0.0)
+    return (f"top-1 {p['top1_agreement']:.4f} ({top1:.4f}), max logit diff "
+            f"{p['max_logit_diff']:.3g} ({diff:.3g})")
 
 
 def _gate_cells(figures):

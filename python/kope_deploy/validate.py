@@ -33,6 +33,17 @@ def _loses(measured):
             if name in m and m[name]["loss"]]
 
 
+def _noise_note(report):
+    """The unpatched model's own figures, for scale."""
+    noise = report["noise"].values()
+    if not noise:
+        return ""
+    top1 = min(n["top1_agreement"] for n in noise)
+    diff = max(n["max_logit_diff"] for n in noise)
+    return (f" (the unpatched model's own noise: top-1 agreement {top1:.4f}, largest logit "
+            f"difference {diff:.3g})")
+
+
 def _wins(measured):
     return any(m[name]["win"] for m in measured for name in ("prefill_ms", "decode_tokens_per_s")
                if name in m)
@@ -52,7 +63,7 @@ def try_candidate(model, workload, unpatched, task, candidate, rounds, judge_spe
         return record, None
     if not record["gate"]["passed"]:
         record.update(accepted=False, reason="fails in the model: " +
-                      "; ".join(record["gate"]["reasons"]))
+                      "; ".join(record["gate"]["reasons"]) + _noise_note(record["gate"]))
         return record, None
     record["e2e"] = e2e.measure(model, [patch], workload, rounds)
     losses = _loses(record["e2e"]) if judge_speed else []

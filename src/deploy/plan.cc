@@ -21,7 +21,8 @@ Result<std::string> PatchableKind(const fs::path& folder) {
   if (unit.is_discarded() || !unit.is_object()) return Status::InvalidArgument("bad unit.json");
   const std::string kind = unit.value("kind", std::string());
   if (!unit.value("patchable", false)) {
-    return Status::FailedPrecondition("a " + kind + " unit is not patched by module replacement");
+    return Status::FailedPrecondition("its unit (" + kind +
+                                      ") is not patched by module replacement");
   }
   return kind;
 }

@@ -53,7 +53,7 @@ TEST_F(SelectTest, PatchableUnitsInRankingOrderUpToTheLimit) {
   EXPECT_EQ(s->tasks[0].folder, dir_.path() / "tasks/norm");
   EXPECT_EQ(s->tasks[1].name, "linear");
   ASSERT_EQ(s->skipped.size(), 3u);
-  EXPECT_NE(s->skipped[0].find("step_decode unit is not patched"), std::string::npos);
+  EXPECT_NE(s->skipped[0].find("(step_decode) is not patched"), std::string::npos);
   EXPECT_NE(s->skipped[1].find("no unit.json"), std::string::npos);
   EXPECT_NE(s->skipped[2].find("beyond the 2 tasks"), std::string::npos);
 }
