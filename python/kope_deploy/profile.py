@@ -78,18 +78,13 @@ def op_table(entries):
     return out
 
 
-def main(argv):
-    parser = argparse.ArgumentParser(prog="kope_deploy.profile")
-    parser.add_argument("--workload", required=True)
-    parser.add_argument("--out", required=True)
-    parser.add_argument("--top", type=int, default=None)
-    args = parser.parse_args(argv)
+def step(body, expected=(models.WorkloadError,)):
+    """Runs a step of kope deploy: `body()` returns the path of its result file, named by the done
+    line; an `expected` error is its message alone, any other one with its traceback on stderr.
+    The exit status."""
     try:
-        with open(args.workload) as f:
-            workload = json.load(f)
-        top = args.top if args.top is not None else workload["extract"]["top"]
-        path = run(workload, args.out, top)
-    except models.WorkloadError as e:
+        path = body()
+    except expected as e:
         emit({"type": "error", "message": str(e)})
         return 2
     except Exception as e:
@@ -98,6 +93,21 @@ def main(argv):
         return 2
     emit({"type": "done", "profile": path})
     return 0
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(prog="kope_deploy.profile")
+    parser.add_argument("--workload", required=True)
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--top", type=int, default=None)
+    args = parser.parse_args(argv)
+
+    def body():
+        with open(args.workload) as f:
+            workload = json.load(f)
+        top = args.top if args.top is not None else workload["extract"]["top"]
+        return run(workload, args.out, top)
+    return step(body)
 
 
 def run(workload, out, top):

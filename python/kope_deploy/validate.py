@@ -18,10 +18,9 @@ import argparse
 import json
 import os
 import sys
-import traceback
 
 from . import artifact, e2e, gate, models, patching, report_html
-from .profile import emit, progress
+from .profile import progress, step
 
 FORMAT = "kope-validation-1"
 
@@ -138,7 +137,8 @@ def main(argv):
     parser.add_argument("--plan", required=True)
     parser.add_argument("--rounds", type=int, default=e2e.ROUNDS)
     args = parser.parse_args(argv)
-    try:
+
+    def body():
         with open(args.plan) as f:
             plan = json.load(f)
         result = run(plan, args.rounds)
@@ -147,15 +147,8 @@ def main(argv):
             json.dump(result, f, indent=1)
         with open(os.path.join(plan["out"], "report.html"), "w") as f:
             f.write(report_html.page(result, plan))
-    except (models.WorkloadError, gate.GateError) as e:
-        emit({"type": "error", "message": str(e)})
-        return 2
-    except Exception as e:
-        traceback.print_exc()
-        emit({"type": "error", "message": f"{type(e).__name__}: {e}"})
-        return 2
-    emit({"type": "done", "profile": path})
-    return 0
+        return path
+    return step(body, (models.WorkloadError, gate.GateError))
 
 
 if __name__ == "__main__":
