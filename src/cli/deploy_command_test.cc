@@ -36,8 +36,11 @@ ProcessResult RunKope(const std::vector<std::string>& args,
 }
 
 const UsageCase kUsageCases[] = {
-    {{"deploy"}, "kope deploy: a subcommand is required (profile)"},
-    {{"deploy", "frobnicate"}, "kope deploy: unknown subcommand 'frobnicate' (expected: profile)"},
+    {{"deploy"}, "kope deploy: a workload or a subcommand is required (run, profile)"},
+    {{"deploy", "frobnicate"},
+     "kope deploy: unknown subcommand 'frobnicate' (expected: run, "
+     "profile, or a workload file)"},
+    {{"deploy", "w.toml"}, "--out is required"},  // the closed loop: kope deploy run w.toml
     {{"deploy", "profile"}, "workload is required"},
     {{"deploy", "profile", "w.toml"}, "--out is required"},
     {{"deploy", "profile", "w.toml", "--out", "d", "--top", "0"}, "--top: Value 0 not in range 1"},

@@ -271,7 +271,10 @@ void ExpandDeployShorthand(std::vector<std::string>& args) {
   if (args.size() < 2 || args[0] != "deploy") return;
   const std::string& next = args[1];
   if (next == "run" || next == "profile" || next.empty() || next[0] == '-') return;
-  args.insert(args.begin() + 1, "run");
+  // A workload file; any other word stays an (unknown) subcommand.
+  std::error_code ec;
+  const bool file = next.ends_with(".toml") || fs::is_regular_file(next, ec);
+  if (file) args.insert(args.begin() + 1, "run");
 }
 
 CLI::App* RegisterDeployRun(CLI::App& deploy, int* exit_code) {

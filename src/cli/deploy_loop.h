@@ -12,7 +12,8 @@ namespace kope::cli {
 CLI::App* RegisterDeployRun(CLI::App& deploy, int* exit_code);
 
 // `kope deploy WORKLOAD ...` is `kope deploy run WORKLOAD ...`: inserts "run" into the
-// arguments (after the program's name) when the word after "deploy" is no subcommand or option.
+// arguments (after the program's name) when the word after "deploy" names a workload file (ends
+// in .toml, or is a file).
 void ExpandDeployShorthand(std::vector<std::string>& args);
 
 }  // namespace kope::cli

@@ -180,7 +180,7 @@ std::string FormatTimes(const Outcome& o) {
                      Seconds(*o.fastest_verified_bench_s));
   }
   if (o.compiled_time) s += FormatTiming("compiled ", *o.compiled_time, "torch.compile; ");
-  if (o.HasFlag(kFlagNoisyMachine) && o.HasFlag(kFlagWithinNoise)) {
+  if (!o.SpeedupMeasured()) {
     s += fmt::format(
         "  speedup   none measurable: the machine was too noisy to time ({:.2f}x, noise "
         "{:.0f}%)",
@@ -251,6 +251,10 @@ std::string_view VerdictName(Verdict verdict) {
 
 bool Outcome::HasFlag(std::string_view flag) const {
   return std::find(flags.begin(), flags.end(), flag) != flags.end();
+}
+
+bool Outcome::SpeedupMeasured() const {
+  return !(HasFlag(kFlagNoisyMachine) && HasFlag(kFlagWithinNoise));
 }
 
 std::string OutcomeToJson(const Outcome& o, int indent) {

@@ -158,6 +158,9 @@ struct Outcome {
 
   bool valid() const { return verdict == Verdict::kValid; }
   bool HasFlag(std::string_view flag) const;
+  // False where the machine was too noisy to time and the speedup is within that noise: the
+  // report prints none, and the experience graph records none (it can never rank as a best).
+  bool SpeedupMeasured() const;
 };
 
 // The full record as JSON text (stable field names; documented in docs/EVALUATION.md).
