@@ -46,6 +46,7 @@ struct LoopArgs {
   std::string out;
   int top = 0;  // opportunities the profile extracts; 0: the workload's extract.top
   int tasks = 4;
+  std::vector<std::string> units;  // unit kinds optimized; empty: every patchable one
   int candidates = 3;
   int rounds = 2;
   int e2e_rounds = 5;
@@ -248,7 +249,7 @@ int RunLoop(const LoopArgs& args) {
     return Fail(r.status(), 1);
   }
   Result<deploy::TaskSelection> selection =
-      deploy::SelectTasks(*profile, loop.out, static_cast<size_t>(args.tasks));
+      deploy::SelectTasks(*profile, loop.out, static_cast<size_t>(args.tasks), args.units);
   if (!selection.ok()) return Fail(selection.status(), 1);
   deploy::SplitAttempts(args.episode.attempts, 1, &selection->tasks);
   for (const std::string& s : selection->skipped) std::cerr << "not optimized: " << s << "\n";
@@ -291,6 +292,9 @@ CLI::App* RegisterDeployRun(CLI::App& deploy, int* exit_code) {
       ->check(CLI::Range(1, 1000000));
   run->add_option("--tasks", args->tasks, "Patchable tasks optimized, best ranked first (4)")
       ->check(CLI::Range(1, 1000));
+  run->add_option("--units", args->units,
+                  "Only tasks of these unit kinds: norm, linear, mlp, moe, experts")
+      ->delimiter(',');
   run->add_option("--attempts", args->episode.attempts,
                   "Attempts per round over all tasks, split by their shares (12)")
       ->check(CLI::Range(1, 100000));

@@ -29,8 +29,8 @@ Result<std::string> PatchableKind(const fs::path& folder) {
 
 }  // namespace
 
-Result<TaskSelection> SelectTasks(const Profile& profile, const fs::path& out_dir,
-                                  size_t max_tasks) {
+Result<TaskSelection> SelectTasks(const Profile& profile, const fs::path& out_dir, size_t max_tasks,
+                                  const std::vector<std::string>& units) {
   TaskSelection selection;
   for (const Opportunity& o : profile.opportunities) {
     if (!o.task) continue;
@@ -38,6 +38,10 @@ Result<TaskSelection> SelectTasks(const Profile& profile, const fs::path& out_di
     Result<std::string> kind = PatchableKind(folder);
     if (!kind.ok()) {
       selection.skipped.push_back(o.name + ": " + kind.status().message());
+      continue;
+    }
+    if (!units.empty() && std::find(units.begin(), units.end(), *kind) == units.end()) {
+      selection.skipped.push_back(o.name + ": its unit (" + *kind + ") is not among --units");
       continue;
     }
     if (selection.tasks.size() >= max_tasks) {

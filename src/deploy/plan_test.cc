@@ -58,6 +58,17 @@ TEST_F(SelectTest, PatchableUnitsInRankingOrderUpToTheLimit) {
   EXPECT_NE(s->skipped[2].find("beyond the 2 tasks"), std::string::npos);
 }
 
+TEST_F(SelectTest, OnlyTheUnitKindsAsked) {
+  Add("norm", 0.2, R"({"kind": "norm", "patchable": true})");
+  Add("linear", 0.1, R"({"kind": "linear", "patchable": true})");
+  Result<TaskSelection> s = SelectTasks(profile_, dir_.path(), 4, {"linear"});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  ASSERT_EQ(s->tasks.size(), 1u);
+  EXPECT_EQ(s->tasks[0].name, "linear");
+  ASSERT_EQ(s->skipped.size(), 1u);
+  EXPECT_NE(s->skipped[0].find("not among --units"), std::string::npos);
+}
+
 TEST_F(SelectTest, NoPatchableTaskIsAnErrorThatSaysWhatToDo) {
   Add("layer", 0.6, R"({"kind": "step_decode", "patchable": false})");
   Result<TaskSelection> s = SelectTasks(profile_, dir_.path(), 4);

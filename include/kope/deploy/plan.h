@@ -32,9 +32,9 @@ struct TaskSelection {
 };
 
 // The first `max_tasks` opportunities of `profile` that have a task folder under `out_dir`
-// whose unit.json says `patchable`.
+// whose unit.json says `patchable`, of one of the `units` kinds where any are given.
 Result<TaskSelection> SelectTasks(const Profile& profile, const std::filesystem::path& out_dir,
-                                  size_t max_tasks);
+                                  size_t max_tasks, const std::vector<std::string>& units = {});
 
 // Splits `total` attempts among the tasks in proportion to their shares (largest remainders),
 // at least `minimum` each.
