@@ -278,11 +278,14 @@ Result<AblationReport> RunAblation(Backend& backend, const std::vector<fs::path>
     report.arms.push_back(std::move(result));
   }
   // Repetition by repetition, every arm in turn: a slow spell of the machine falls on all arms.
-  for (int r = 1; r <= options.repeat; ++r) {
-    for (size_t a = 0; a < report.arms.size(); ++a) {
-      if (options.episode.cancel != nullptr && options.episode.cancel->load()) break;
+  // A repetition cut short by the cancel flag is left out: its last episode did not finish.
+  auto cancelled = [&] {
+    return options.episode.cancel != nullptr && options.episode.cancel->load();
+  };
+  for (int r = 1; r <= options.repeat && !cancelled(); ++r) {
+    for (size_t a = 0; a < report.arms.size() && !cancelled(); ++a) {
       KOPE_ASSIGN_OR_RETURN(AblationRun run, ablation.RunArm(report.arms[a].arm, r, proposers[a]));
-      report.arms[a].runs.push_back(std::move(run));
+      if (!cancelled()) report.arms[a].runs.push_back(std::move(run));
     }
   }
   ComputeAblationMetrics(report);

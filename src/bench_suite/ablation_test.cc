@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kope/bench_suite/suite_file.h"
+#include "kope/task/task.h"
 #include "testing/test_paths.h"
 
 namespace kope::bench_suite {
@@ -157,6 +158,10 @@ TEST(SuiteFileTest, TheCommittedSuitesResolveInTheirOrder) {
     ASSERT_TRUE(suite.ok()) << suite.status().ToString();
     EXPECT_EQ(suite->name, name);
     EXPECT_GE(suite->tasks.size(), 3u);
+    for (const fs::path& task : suite->tasks) {
+      auto loaded = LoadTask(task);
+      EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
+    }
   }
   auto norm = LoadSuiteFile(suites / "norm.toml");
   ASSERT_TRUE(norm.ok());

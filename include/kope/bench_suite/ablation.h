@@ -174,6 +174,8 @@ struct AblationReport {
 };
 
 // Runs every arm `repeat` times over `tasks` (in the suite's order), then computes the metrics.
+// When the cancel flag is raised, the repetitions finished so far are reported (an arm's
+// interval then counts its own repetitions).
 // Errors: the work folder or a graph cannot be made, an import fails, the proposers cannot be
 // opened. A task that fails to load or whose episode fails is kept with its error.
 Result<AblationReport> RunAblation(Backend& backend,
