@@ -50,6 +50,7 @@ AblationReport MemoryReport() {
   r.repeat = 2;
   r.attempts_budget = 6;
   r.fast_p = {1.0, 2.0};
+  r.tasks = {"a", "b"};
   // Task b: a fresh graph climbs for four attempts; the accumulating one starts near its best.
   r.arms.push_back(
       Arm("fresh", false,
@@ -136,6 +137,17 @@ TEST(AblationReportTest, JsonAndChartNameEveryArm) {
   EXPECT_EQ(svg.rfind("<svg", 0), 0u);
   EXPECT_NE(svg.find(">accumulate<"), std::string::npos);
   EXPECT_NE(FormatAblationSummary(r).find("target memory: met"), std::string::npos);
+
+  // Read back, the same figures; a repetition cut short is left out.
+  auto back = AblationReportFromJson(AblationReportToJson(r));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(AblationReportToJson(*back), AblationReportToJson(r));
+  r.arms[0].runs[1].tasks.pop_back();
+  auto cut = AblationReportFromJson(AblationReportToJson(r));
+  ASSERT_TRUE(cut.ok());
+  EXPECT_EQ(cut->arms[0].runs.size(), 1u);
+  EXPECT_EQ(cut->arms[0].metrics.attempts_to_reference.n, 1);
+  EXPECT_FALSE(AblationReportFromJson("{}").ok());
 }
 
 TEST(AblationArmsTest, ArmsDifferInTheirFactorOnly) {

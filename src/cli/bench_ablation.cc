@@ -1,9 +1,11 @@
 #include "bench_ablation.h"
 
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
 #include "kope/agent/backend_choice.h"
+#include "kope/base/file.h"
 #include "kope/bench_suite/ablation.h"
 #include "kope/bench_suite/suite_file.h"
 #include "kope/memory/store_location.h"
@@ -17,9 +19,33 @@ int Fail(const Status& status) {
   return code == StatusCode::kInvalidArgument || code == StatusCode::kNotFound ? 2 : 1;
 }
 
+void Print(const bench_suite::AblationReport& report, const std::string& out, bool as_json) {
+  if (as_json) {
+    std::cout << bench_suite::AblationReportToJson(report) << "\n";
+    return;
+  }
+  std::cout << bench_suite::FormatAblationSummary(report);
+  std::cout << "report: " << out << "/ablation.json, ablation.svg; graphs: " << out << "/graphs\n";
+}
+
+// The runs of a written report, judged again (its repetitions cut short left out).
+int Rejudge(const AblationArgs& args) {
+  Result<std::string> text = ReadFileText(args.from_report);
+  if (!text.ok()) return Fail(text.status());
+  Result<bench_suite::AblationReport> report = bench_suite::AblationReportFromJson(*text);
+  if (!report.ok()) return Fail(report.status());
+  const std::string out =
+      args.out.empty() ? std::filesystem::path(args.from_report).parent_path().string() : args.out;
+  Status written = bench_suite::WriteAblationReport(*report, out.empty() ? "." : out);
+  if (!written.ok()) return Fail(written);
+  Print(*report, out, args.episode.json);
+  return 0;
+}
+
 }  // namespace
 
 int RunBenchAblation(const AblationArgs& args) {
+  if (!args.from_report.empty()) return Rejudge(args);
   Result<bench_suite::AblationFactor> factor = bench_suite::ParseAblationFactor(args.factor);
   if (!factor.ok()) return Fail(factor.status());
   Result<bench_suite::SuiteFile> suite = bench_suite::ResolveSuite(args.suite, args.kernelbench);
@@ -59,13 +85,7 @@ int RunBenchAblation(const AblationArgs& args) {
   if (!report.ok()) return Fail(report.status());
   Status written = bench_suite::WriteAblationReport(*report, out);
   if (!written.ok()) return Fail(written);
-  if (args.episode.json) {
-    std::cout << bench_suite::AblationReportToJson(*report) << "\n";
-  } else {
-    std::cout << bench_suite::FormatAblationSummary(*report);
-    std::cout << "report: " << out << "/ablation.json, ablation.svg; graphs: " << out
-              << "/graphs\n";
-  }
+  Print(*report, out, args.episode.json);
   if (InterruptGuard::cancel()->load()) return 130;
   for (const bench_suite::AblationArmResult& arm : report->arms) {
     for (const bench_suite::AblationRun& run : arm.runs) {

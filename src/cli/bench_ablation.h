@@ -19,6 +19,7 @@ struct AblationArgs {
   std::vector<std::string> imports;
   std::string kernelbench;
   int64_t context_budget = 8000;
+  std::string from_report;  // judge this ablation.json's runs again instead of running
   EpisodeFlags episode;
 };
 

@@ -184,6 +184,9 @@ void RegisterBenchCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--context-budget", args->ablation.context_budget,
                   "With --ablation: the active prompt's token budget (default 8000)")
       ->check(CLI::Range(int64_t{500}, int64_t{1} << 30));
+  cmd->add_option("--from-report", args->ablation.from_report,
+                  "With --ablation: instead of running, judge the runs of this ablation.json "
+                  "again (repetitions cut short left out) and rewrite its report");
   cmd->callback([args, cmd, exit_code] {
     args->episode.llm = cmd->count("--llm") > 0;
     *exit_code = RunBench(*args);

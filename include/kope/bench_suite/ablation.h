@@ -27,11 +27,12 @@
 // attempts to the fraction, prompt tokens; each as mean and 95% t-interval over repetitions.
 //
 // Targets (ComputeAblationMetrics): memory: on the tasks whose family the graph knew when they
-// started (an earlier task of the family, or an imported one), the accumulating arms reach the
-// fraction of the reference best in at most half the attempts of the fresh arm (means over
-// repetitions, summed over those tasks; a run that never reaches it counts its attempt budget),
-// at a geomean final speed at least 0.95 of the fresh arm's; context: over the active arm's task
-// runs, the passive prompts hold at least 5x the tokens of the active ones.
+// started (an earlier task of the family, or an imported one) and that some run of the two arms
+// solved, the accumulating arms reach the fraction of the run's own final best in at most half
+// the attempts of the fresh arm (means over repetitions, summed over those tasks; a run without
+// a valid kernel counts its attempt budget), at a geomean final speed at least 0.95 of the fresh
+// arm's (a task without a valid kernel at 1.0); context: over the active arms' task runs, the
+// passive prompts hold at least 5x the tokens of the active ones.
 //
 // Thread safety: RunAblation runs one episode at a time, on the calling thread; the formatting
 // functions are pure.
@@ -187,10 +188,14 @@ Result<AblationReport> RunAblation(Backend& backend,
 void ComputeAblationMetrics(AblationReport& report);
 
 std::string AblationReportToJson(const AblationReport& report, int indent = 2);
-// Three panels: attempts to the fraction of the reference best and geomean speedup per arm (with
+// Three panels: attempts to the fraction of the run's own best and geomean speedup per arm (with
 // their intervals), and the prompt tokens per attempt, active and passive.
 std::string AblationChartSvg(const AblationReport& report);
 std::string FormatAblationSummary(const AblationReport& report);
+// The report that AblationReportToJson wrote, its runs read back and its metrics and targets
+// computed anew; repetitions cut short (fewer task runs than the suite has tasks, or one that
+// stopped as cancelled) are left out. InvalidArgument when the text is not such a report.
+Result<AblationReport> AblationReportFromJson(std::string_view text);
 // Writes ablation.json and ablation.svg into `out_dir` (created if needed).
 Status WriteAblationReport(const AblationReport& report, const std::filesystem::path& out_dir);
 
