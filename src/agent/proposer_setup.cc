@@ -12,7 +12,10 @@ namespace kope::agent {
 std::unique_ptr<Proposer> ProposerSet::Make() const {
   if (!provider_) return CreateOfflineProposer(choice_.offline);
   LlmProposerOptions options;
-  options.context_budget_tokens = choice_.context_budget_tokens;
+  // The passive mode is the whole history, as an agent that keeps its conversation sends it.
+  options.context_budget_tokens = choice_.mode == context::ContextMode::kPassive
+                                      ? context::kUnboundedTokens
+                                      : choice_.context_budget_tokens;
   options.mode = choice_.mode;
   options.calibration = calibration_.get();
   options.prices = prices_;
@@ -65,7 +68,9 @@ Result<ProposerSet> OpenProposers(const ProposerChoice& choice) {
   config["provider"] = provider.name;
   config["provider_kind"] = llm::ProviderKindName(provider.kind);
   config["model"] = provider.model;
-  config["context_budget_tokens"] = choice.context_budget_tokens;
+  config["context_budget_tokens"] = choice.mode == context::ContextMode::kPassive
+                                        ? nlohmann::json(nullptr)
+                                        : nlohmann::json(choice.context_budget_tokens);
   config["context_mode"] = context::ContextModeName(choice.mode);
   set.config_json_ = config.dump();
   return set;

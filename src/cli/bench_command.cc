@@ -2,6 +2,7 @@
 #include <iostream>
 #include <memory>
 
+#include "bench_ablation.h"
 #include "bench_workers.h"
 #include "commands.h"
 #include "episode_flags.h"
@@ -21,9 +22,21 @@ struct BenchArgs {
   EpisodeFlags episode;
   std::string workers;                                  // --workers URL: evaluate on the queue
   std::vector<std::string> candidates{"optimized.cc"};  // with --workers
+  AblationArgs ablation;                                // with --ablation
 };
 
-int RunBench(const BenchArgs& args) {
+int RunBench(BenchArgs& args) {
+  if (!args.ablation.factor.empty()) {
+    if (!args.workers.empty()) {
+      std::cerr << "kope bench: --ablation runs episodes; it does not take --workers\n";
+      return 2;
+    }
+    args.ablation.suite = args.dir;
+    args.ablation.name = args.name;
+    args.ablation.out = args.out;
+    args.ablation.episode = args.episode;
+    return RunBenchAblation(args.ablation);
+  }
   if (!args.workers.empty()) {
     return RunBenchOnWorkers({args.workers, args.dir, args.name, args.candidates, 5,
                               args.episode.no_bubblewrap, args.episode.json, args.episode.quiet});
@@ -153,6 +166,27 @@ void RegisterBenchCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--candidate", args->candidates,
                   "With --workers: the candidate file names to evaluate in each task folder "
                   "(repeatable; default optimized.cc)");
+  cmd->add_option("--ablation", args->ablation.factor,
+                  "Instead of one pass: the suite's arms that differ only in this factor "
+                  "(memory: a fresh graph per task vs one accumulating graph, in the suite's "
+                  "order and its reverse; context: active vs passive prompts; transfer: on vs "
+                  "off), each repeated; DIR may be a suite file (docs/ABLATIONS.md)")
+      ->check(CLI::IsMember({"memory", "context", "transfer"}));
+  cmd->add_option("--repeat", args->ablation.repeat,
+                  "With --ablation: repetitions of every arm (default 3)")
+      ->check(CLI::Range(1, 1000));
+  cmd->add_option("--import", args->ablation.imports,
+                  "With --ablation: an experience pack or exchange file imported into every "
+                  "graph that has memory (repeatable)");
+  cmd->add_option("--kernelbench", args->ablation.kernelbench,
+                  "With --ablation: the KernelBench folder a suite file's kernelbench: tasks are "
+                  "read from (default: $KOPE_KERNELBENCH)");
+  cmd->add_option("--context-budget", args->ablation.context_budget,
+                  "With --ablation: the active prompt's token budget (default 8000)")
+      ->check(CLI::Range(int64_t{500}, int64_t{1} << 30));
+  cmd->add_option("--from-report", args->ablation.from_report,
+                  "With --ablation: instead of running, judge the runs of this ablation.json "
+                  "again (repetitions cut short left out) and rewrite its report");
   cmd->callback([args, cmd, exit_code] {
     args->episode.llm = cmd->count("--llm") > 0;
     *exit_code = RunBench(*args);

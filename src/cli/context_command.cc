@@ -35,6 +35,7 @@ struct ContextArgs {
   std::string hardware;
   std::string model;
   int64_t budget = 8000;
+  bool budget_given = false;
   bool passive = false;
   bool summary = false;
   bool json = false;
@@ -57,10 +58,13 @@ void PrintText(const context::BuiltContext& c, const context::ContextRequest& re
       request.hardware.backend.empty() ? "(the node's hardware)" : request.hardware.backend,
       request.hardware.device, request.hardware.architecture);
   std::cout << fmt::format(
-      "tokens: {} of a budget of {} (estimate {}, expected {}; counted for model \"{}\" "
+      "tokens: {} of {} (estimate {}, expected {}; counted for model \"{}\" "
       "with ratio {:.3f} and bound {:.3f} from {} observations)\n\n",
-      c.total_tokens, c.budget_tokens, c.raw_tokens, c.expected_tokens, request.model,
-      counter.ratio, counter.bound_ratio, counter.samples);
+      c.total_tokens,
+      c.budget_tokens >= context::kUnboundedTokens ? std::string("no budget")
+                                                   : fmt::format("a budget of {}", c.budget_tokens),
+      c.raw_tokens, c.expected_tokens, request.model, counter.ratio, counter.bound_ratio,
+      counter.samples);
   std::cout << fmt::format("{:<14} {:>7} {:>7} {:>6} {:>10} {:>8}\n", "section", "quota", "tokens",
                            "items", "shortened", "dropped");
   for (const context::SectionUsage& s : c.sections) {
@@ -138,7 +142,9 @@ int RunContext(const ContextArgs& args) {
   if (!store.ok()) return Fail(store.status());
 
   context::ContextRequest request;
-  request.budget_tokens = args.budget;
+  // The passive history has no budget unless one is given.
+  request.budget_tokens =
+      args.passive && !args.budget_given ? context::kUnboundedTokens : args.budget;
   request.mode = args.passive ? context::ContextMode::kPassive : context::ContextMode::kActive;
   request.model = args.model;
 
@@ -206,17 +212,23 @@ void RegisterContextCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("task", args->task, "Task folder (holding task.toml) or task node (t3)")
       ->required();
   cmd->add_option("--node", args->node, "The attempt to expand (a42); default: a fresh start");
-  cmd->add_option("--budget", args->budget, "Token budget of the prompt (default 8000)");
+  cmd->add_option("--budget", args->budget,
+                  "Token budget of the prompt (default 8000; with --passive, none)");
   cmd->add_option("--store", args->store,
                   "Experience store (default: $KOPE_STORE, else the "
                   "user's data folder)");
-  cmd->add_flag("--passive", args->passive, "The passive mode: the episode's full history");
+  cmd->add_flag("--passive", args->passive,
+                "The passive mode: the episode's full history, without a budget unless --budget "
+                "is given");
   cmd->add_option("--hardware", args->hardware,
                   "A stored hardware node (h2), or cpu for this machine; default: the node's");
   cmd->add_option("--model", args->model, "The model whose token calibration counts the prompt");
   cmd->add_flag("--summary", args->summary, "Sections and items only, without the prompts");
   cmd->add_flag("--json", args->json, "Print everything as JSON");
-  cmd->callback([args, exit_code] { *exit_code = RunContext(*args); });
+  cmd->callback([args, cmd, exit_code] {
+    args->budget_given = cmd->count("--budget") > 0;
+    *exit_code = RunContext(*args);
+  });
 }
 
 }  // namespace kope::cli

@@ -30,10 +30,10 @@ namespace kope::agent {
 
 struct ProposerChoice {
   bool llm = false;
-  std::string provider;        // a configured name or a kind; "" the default
-  std::string config_path;     // "" : $KOPE_LLM_CONFIG
-  std::string store_location;  // where the token calibration lives beside
-  int64_t context_budget_tokens = 8000;
+  std::string provider;                  // a configured name or a kind; "" the default
+  std::string config_path;               // "" : $KOPE_LLM_CONFIG
+  std::string store_location;            // where the token calibration lives beside
+  int64_t context_budget_tokens = 8000;  // the active mode's; the passive one has none
   context::ContextMode mode = context::ContextMode::kActive;
   OfflineProposerOptions offline;
 };

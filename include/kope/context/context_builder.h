@@ -20,7 +20,8 @@
 // In the passive mode (the ablation baseline) the prompt is the task followed by the episode's
 // whole history, every attempt of the run with its full source and result, appended turn after
 // turn; nothing is ranked or shortened, and only when the history outgrows the budget (the
-// model's context window) are the oldest turns left out.
+// model's context window) are the oldest turns left out. With kUnboundedTokens as its budget
+// (what `kope optimize --passive` and the ablations use) nothing is ever left out.
 //
 // Guarantees: the estimate of the returned prompts, with its safety margin
 // (TokenCounter::Bound of the request's model), never exceeds the budget; a budget too small for
@@ -48,6 +49,9 @@
 namespace kope::context {
 
 enum class ContextMode { kActive, kPassive };
+
+// A budget no prompt reaches: the passive mode's whole history, however long the run grows.
+inline constexpr int64_t kUnboundedTokens = int64_t{1} << 40;
 std::string_view ContextModeName(ContextMode mode);  // "active", "passive"
 
 // The prompt's sections, in the order they are rendered.

@@ -39,13 +39,17 @@ std::string NormalizeLine(std::string_view line) {
   size_t i = 0;
   while (i < line.size()) {
     char c = line[i];
-    // A path: a run of path characters that contains a '/' and starts at a token boundary.
+    // A path: a run of path characters that contains a '/' and starts at a token boundary, or
+    // a file name that starts the line before a ':' (a compiler's "attempt_3.cc:12:5:").
     bool boundary = i == 0 || !IsPathChar(line[i - 1]);
     if (boundary && IsPathChar(c)) {
       size_t j = i;
-      bool slash = false;
-      while (j < line.size() && IsPathChar(line[j])) slash |= line[j++] == '/';
-      if (slash) {
+      bool slash = false, dot = false;
+      while (j < line.size() && IsPathChar(line[j])) {
+        slash |= line[j] == '/';
+        dot |= line[j++] == '.';
+      }
+      if (slash || (i == 0 && dot && j < line.size() && line[j] == ':')) {
         out += "<file>";
         i = j;
         continue;

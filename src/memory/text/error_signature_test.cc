@@ -19,6 +19,9 @@ TEST(ErrorSignatureTest, RecurringErrorsCompareEqual) {
       "/home/b/y/x.cc:98:13: error: 'tile' was not declared in this scope\n  98 |   tile[j] = 1;");
   EXPECT_EQ(a, b);
   EXPECT_EQ(a, "<file>:N:N: error: 'tile' was not declared in this scope");
+  // Candidates compiled under their attempt's file name, without a folder.
+  EXPECT_EQ(NormalizeError("attempt_2.cc:12:5: error: 'tile' was not declared in this scope"), a);
+  EXPECT_EQ(NormalizeError("attempt_3.cc:98:13: error: 'tile' was not declared in this scope"), a);
 }
 
 TEST(ErrorSignatureTest, NumbersInsideIdentifiersStay) {
