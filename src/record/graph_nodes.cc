@@ -127,7 +127,7 @@ memory::OutcomeNode OutcomeNodeFor(const Outcome& o) {
   node.verdict = std::string(VerdictName(o.verdict));
   node.flagged = IsSuspicious(o);
   if (o.valid()) {
-    if (o.SpeedupMeasured()) node.speedup = o.speedup;
+    node.speedup = o.speedup;
     if (o.candidate_time) node.time_ms = o.candidate_time->median_s * 1e3;
     node.roofline = o.roofline_fraction;
   }

@@ -134,22 +134,5 @@ TEST(GraphNodesTest, WhatPhysicsOrTheChecksRuleOutIsSuspicious) {
   EXPECT_FALSE(IsSuspicious(Outcome{}));
 }
 
-// A speedup within the noise of a machine too busy to time is none: recorded without one, so that
-// it never ranks (a faked timer on a loaded machine ends so).
-TEST(GraphNodesTest, ASpeedupTheMachineCouldNotMeasureIsNotRecorded) {
-  Outcome o;
-  o.verdict = Verdict::kValid;
-  o.speedup = 1.45;
-  for (auto flags : {std::vector<std::string_view>{},
-                     {kFlagWithinNoise},
-                     {kFlagNoisyMachine},
-                     {kFlagWithinNoise, kFlagNoisyMachine}}) {
-    o.flags.assign(flags.begin(), flags.end());
-    const bool measured = flags.size() < 2;
-    EXPECT_EQ(o.SpeedupMeasured(), measured);
-    EXPECT_EQ(OutcomeNodeFor(o).speedup.has_value(), measured) << flags.size();
-  }
-}
-
 }  // namespace
 }  // namespace kope::record

@@ -159,7 +159,7 @@ struct Outcome {
   bool valid() const { return verdict == Verdict::kValid; }
   bool HasFlag(std::string_view flag) const;
   // False where the machine was too noisy to time and the speedup is within that noise: the
-  // report prints none, and the experience graph records none (it can never rank as a best).
+  // report prints none.
   bool SpeedupMeasured() const;
 };
 
