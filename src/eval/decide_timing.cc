@@ -56,6 +56,21 @@ void NoiseOf(Outcome& outcome) {
   if (noise > kNoisyMachineSpread) outcome.flags.emplace_back(kFlagNoisyMachine);
 }
 
+// A ModelNew shares its timer's process: its speedups are the ones the parent's clock allows.
+// The least unexplained share of the pairs is time every batch spent outside the reported
+// times beyond the baseline's overhead; on a busy machine it is load, and dividing an honest
+// speedup by it only understates it.
+void BoundByClock(Outcome& outcome) {
+  if (!outcome.clock_check || outcome.clock_check->unexplained_share.empty()) return;
+  const std::vector<double>& shares = outcome.clock_check->unexplained_share;
+  const double least = *std::min_element(shares.begin(), shares.end());
+  if (least <= 0) return;
+  outcome.clock_check->speedup_divisor = 1 + least;
+  outcome.speedup /= 1 + least;
+  outcome.speedup_over_compiled /= 1 + least;
+  outcome.flags.emplace_back(kFlagClockBounded);
+}
+
 }  // namespace
 
 std::optional<RoundSpeedups> SummarizeRounds(const std::vector<double>& baseline_batch_s,
@@ -85,6 +100,7 @@ void DecideTiming(const Task& task, const SizeSet& bench, double fastest_verifie
   if (outcome.compiled_time && c.median_s > 0) {
     outcome.speedup_over_compiled = outcome.compiled_time->median_s / c.median_s;
   }
+  BoundByClock(outcome);
   RooflineOf(task, bench, outcome);
   if (outcome.speedup > 10) outcome.flags.emplace_back(kFlagSpeedupAbove10x);
   if (c.spread > 0.05 || b.spread > 0.05) outcome.flags.emplace_back(kFlagUnstableTiming);

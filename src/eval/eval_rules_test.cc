@@ -399,6 +399,44 @@ TEST(DecideTiming, RoundsTellNoiseFromADifference) {
   }
 }
 
+// A ModelNew's speedup is the one the parent's clock allows: a timer that reports a sixth less
+// leaves a fifth of its time unexplained in every pair, and then claims no speedup, even where
+// its batches are too delayed for timing_mismatch; an honest candidate's pairs keep it.
+struct ClockRow {
+  std::string name;
+  double candidate_s, baseline_s;
+  std::vector<double> shares;
+  double speedup;  // expected
+  bool bounded;
+};
+
+TEST(DecideTiming, AModelNewsSpeedupIsTheOneTheParentsClockAllows) {
+  const std::vector<ClockRow> rows = {
+      {"honest", 1e-3, 2e-3, {-0.01, 0.002, 0.03, -0.004}, 2.0, false},
+      {"fake_1_2_on_a_busy_machine", 1e-3, 1.2e-3, {0.21, 0.35, 0.2, 0.6}, 1.0, true},
+      {"honest_on_a_busy_machine", 1e-3, 2e-3, {0.1, 0.3, 0.25, 0.12}, 2.0 / 1.1, true},
+      {"no_pairs", 1e-3, 2e-3, {}, 2.0, false},
+  };
+  Task task;
+  SizeSet bench{"bench", {{"n", 4}}};
+  for (const ClockRow& r : rows) {
+    Outcome o;
+    TimingSummary c, b;
+    c.median_s = r.candidate_s;
+    b.median_s = r.baseline_s;
+    o.candidate_time = c;
+    o.baseline_time = b;
+    o.clock_check = ClockCheck{r.shares, 100, 0};
+    DecideTiming(task, bench, r.candidate_s, 1.0, o);
+    EXPECT_NEAR(o.speedup, r.speedup, 1e-9) << r.name;
+    EXPECT_EQ(o.HasFlag(kFlagClockBounded), r.bounded) << r.name;
+    EXPECT_EQ(FormatOutcome(o).find("bounded by the parent's clock") != std::string::npos,
+              r.bounded)
+        << r.name << "\n"
+        << FormatOutcome(o);
+  }
+}
+
 TEST(SummarizeRounds, PairsBatchesByRound) {
   std::optional<RoundSpeedups> r = SummarizeRounds({2.0, 2.0, 1.0, 9.0}, {1.0, 4.0, 1.0});
   ASSERT_TRUE(r.has_value());

@@ -193,6 +193,12 @@ std::string FormatTimes(const Outcome& o) {
   }
   if (o.compiled_time)
     s += fmt::format(" over eager, {:.2f}x over torch.compile", o.speedup_over_compiled);
+  if (o.HasFlag(kFlagClockBounded)) {
+    s += fmt::format(
+        " (bounded by the parent's clock: {:.2f}x as its timer reported, {:.1f}% of its time "
+        "unexplained)",
+        o.speedup * o.clock_check->speedup_divisor, 100 * (o.clock_check->speedup_divisor - 1));
+  }
   if (o.roofline_fraction) {
     s += fmt::format("   roofline: {:.1f}% of the floor {} (baseline {:.1f}%)",
                      100 * *o.roofline_fraction, Seconds(*o.roofline_floor_s),
@@ -281,7 +287,8 @@ std::string OutcomeToJson(const Outcome& o, int indent) {
     for (double share : o.clock_check->unexplained_share) shares.push_back(Number(share));
     j["clock_check"] = {{"unexplained_share", shares},
                         {"timed_calls", o.clock_check->timed_calls},
-                        {"side_stream_calls", o.clock_check->side_stream_calls}};
+                        {"side_stream_calls", o.clock_check->side_stream_calls},
+                        {"speedup_divisor", Number(o.clock_check->speedup_divisor)}};
   }
   return j.dump(indent);
 }

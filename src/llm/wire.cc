@@ -43,7 +43,7 @@ ServerError ParseServerError(std::string_view body) {
 Result<nlohmann::json> ParseJsonBody(std::string_view body) {
   try {
     return nlohmann::json::parse(body);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {
     return Status::Unavailable(fmt::format("the response is not valid JSON ({}); it starts: {}",
                                            e.what(), BodyExcerpt(body)));
   }

@@ -283,7 +283,7 @@ Result<Record> ParseRecord(std::string_view line, bool first_line) {
   json j;
   try {
     j = json::parse(line);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number too large
     return Status::InvalidArgument(std::string("not valid JSON (") + e.what() + ")");
   }
   if (!j.is_object() || !j.contains("type") || !j["type"].is_string()) {

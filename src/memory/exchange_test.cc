@@ -237,6 +237,7 @@ TEST_P(ExchangeTest, MalformedLinesNameTheLineAndImportNothing) {
   const std::string key(32, 'a');
   std::vector<Breakage> cases = {
       {"not JSON", 7, "{\"type\": \"attempt\", ", "not valid JSON"},
+      {"number too large", 6, R"({"type":"attempt","n":1796e186006208})", "not valid JSON"},
       {"unknown type", 5, R"({"type":"widget"})", "unknown record type 'widget'"},
       {"missing field", 1, R"({"type":"task","key":")" + key + R"("})", "field 'name'"},
       {"bad verdict", lines.size() - 6,

@@ -109,6 +109,9 @@ struct Case {
   std::string message;     // a part of the outcome's message or runtime detail; may be empty
   std::string flag;        // a flag the outcome must carry; may be empty
   double max_speedup = 0;  // a bound on a valid outcome's speedup over eager; 0: none
+  // Where set, a valid outcome also passes, with this bound as max_speedup: a timer cheat too
+  // small for a busy machine's clock to catch keeps only the speedup that clock allows.
+  double or_valid_below = 0;
   bool slow = false;       // runs only with KOPE_SLOW_TESTS set
   bool compiled = false;   // also time torch.compile of the problem (seconds: it compiles)
   std::string skip;
@@ -131,6 +134,7 @@ std::vector<Case> LoadCases() {
     c.message = t["message"].value_or(std::string());
     c.flag = t["flag"].value_or(std::string());
     c.max_speedup = t["max_speedup"].value_or(0.0);
+    c.or_valid_below = t["or_valid_below"].value_or(0.0);
     c.slow = t["slow"].value_or(false);
     c.compiled = t["compiled"].value_or(false);
     c.skip = t["skip"].value_or(std::string());
@@ -174,7 +178,7 @@ class TorchBridgeCase : public ::testing::TestWithParam<Case> {
 };
 
 // Evaluates the case's candidate on `backend` and checks what the manifest expects.
-void ExpectVerdict(const Case& c, Backend& backend) {
+void ExpectVerdict(Case c, Backend& backend) {
   Result<Task> task = ImportedTask(c.problem, c.ops);
   ASSERT_TRUE(task.ok()) << task.status().ToString();
   EvalOptions options;
@@ -196,6 +200,11 @@ void ExpectVerdict(const Case& c, Backend& backend) {
   ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
   std::printf("%s: %s: %s\n", c.name.c_str(), std::string(VerdictName(outcome->verdict)).c_str(),
               outcome->message.c_str());
+  if (c.or_valid_below > 0 && outcome->verdict == Verdict::kValid) {
+    c.expected = "valid";
+    c.message.clear();
+    c.max_speedup = c.or_valid_below;
+  }
   EXPECT_EQ(VerdictName(outcome->verdict), c.expected) << FormatOutcome(*outcome) << "\n" << trail;
   if (!c.message.empty()) {
     EXPECT_NE((outcome->message + "\n" + outcome->runtime_detail).find(c.message),

@@ -66,6 +66,12 @@ inline constexpr std::string_view kFlagTimedFasterThanVerified = "timed_faster_t
 // Timed calls left work on streams the harness's stream never waits on (a ModelNew on a GPU):
 // that work was charged to them; Outcome::timing_note says how much.
 inline constexpr std::string_view kFlagSideStreamWork = "side_stream_work";
+// The parent's clock left more of a ModelNew's wall time unexplained by its reported times than
+// the baseline's, in every pair of batches (though not by enough for timing_mismatch): its
+// speedups are the ones that clock allows, what its timer reported divided by 1 + the least
+// unexplained share (ClockCheck::speedup_divisor). A timer the candidate changed to report less
+// cannot then claim a speedup, on however busy a machine.
+inline constexpr std::string_view kFlagClockBounded = "clock_bounded";
 
 // The evidence of the audits of a ModelNew's timer (a candidate judged against a bridge's
 // baseline): per pair of unflushed batches, the candidate's wall time left unexplained by its
@@ -76,6 +82,7 @@ struct ClockCheck {
   std::vector<double> unexplained_share;
   long timed_calls = 0;
   long side_stream_calls = 0;
+  double speedup_divisor = 1;  // 1 + the least share where above 0 (kFlagClockBounded), else 1
 };
 
 // The speedup of each round of the interleaved timing (the baseline's batch median over the
