@@ -112,8 +112,8 @@ struct Case {
   // Where set, a valid outcome also passes, with this bound as max_speedup: a timer cheat too
   // small for a busy machine's clock to catch keeps only the speedup that clock allows.
   double or_valid_below = 0;
-  bool slow = false;       // runs only with KOPE_SLOW_TESTS set
-  bool compiled = false;   // also time torch.compile of the problem (seconds: it compiles)
+  bool slow = false;      // runs only with KOPE_SLOW_TESTS set
+  bool compiled = false;  // also time torch.compile of the problem (seconds: it compiles)
   std::string skip;
   std::string cuda_skip;  // why the case does not apply on a GPU; empty where it does
   std::string cpu_skip;   // why it does not apply on the CPU; empty where it does
