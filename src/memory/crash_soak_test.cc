@@ -1,10 +1,12 @@
-// The store under crashes: two episodes' writers (memory_crash_writer) on one SQLite store, each
-// SIGKILLed at a random moment, round after round. After every round the store opens, passes its
-// integrity check and the graph's invariants, and holds every record acknowledged before the
-// kills; each writer then resumes its run, and a run finished at the end holds each step once.
-// KOPE_SOAK_KILLS sets the number of kills (default 20; scripts/soak-store runs 1,000).
+// The store under crashes: two episodes' writers (memory_crash_writer) on one store, SQLite or
+// PostgreSQL, each SIGKILLed at a random moment, round after round. After every round the store
+// opens, passes its integrity check and the graph's invariants, and holds every record
+// acknowledged before the kills; each writer then resumes its run, and a run finished at the end
+// holds each step once. KOPE_SOAK_KILLS sets the number of kills per store (default 20;
+// scripts/soak-store runs 1,000).
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <libpq-fe.h>
 #include <poll.h>
 #include <signal.h>
 #include <sqlite3.h>
@@ -17,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "testing/test_stores.h"
 #include "test_graph.h"
 
 namespace kope::memory {
@@ -33,7 +36,7 @@ struct Acks {
 // A running memory_crash_writer; its acknowledgements come through a pipe.
 class Writer {
  public:
-  Writer(const std::filesystem::path& store, const std::string& label, long count) {
+  Writer(const std::string& store, const std::string& label, long count) {
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC) != 0) std::abort();
     pid_ = ::fork();
@@ -97,15 +100,47 @@ class Writer {
   int exit_code_ = -1;
 };
 
-// The one integer a query returns.
-int64_t Count(sqlite3* db, const char* sql) {
-  sqlite3_stmt* stmt = nullptr;
-  EXPECT_EQ(sqlite3_prepare_v2(db, sql, -1, &stmt, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
-  int64_t value = -1;
-  if (sqlite3_step(stmt) == SQLITE_ROW) value = sqlite3_column_int64(stmt, 0);
-  sqlite3_finalize(stmt);
-  return value;
-}
+// The one integer a query returns, through the store's own client library (the test reads
+// the tables as they are, not through the store's code).
+class Sql {
+ public:
+  explicit Sql(const std::string& location) {
+    if (location.rfind("postgres", 0) == 0) {
+      pg_ = PQconnectdb(location.c_str());
+      EXPECT_EQ(PQstatus(pg_), CONNECTION_OK) << PQerrorMessage(pg_);
+    } else {
+      EXPECT_EQ(sqlite3_open_v2(location.c_str(), &db_, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+    }
+  }
+  ~Sql() {
+    if (pg_ != nullptr) PQfinish(pg_);
+    if (db_ != nullptr) sqlite3_close(db_);
+  }
+  Sql(const Sql&) = delete;
+  Sql& operator=(const Sql&) = delete;
+
+  int64_t Count(const char* sql) {
+    int64_t value = -1;
+    if (pg_ != nullptr) {
+      PGresult* r = PQexec(pg_, sql);
+      EXPECT_EQ(PQresultStatus(r), PGRES_TUPLES_OK) << PQerrorMessage(pg_) << sql;
+      if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1) {
+        value = std::strtoll(PQgetvalue(r, 0, 0), nullptr, 10);
+      }
+      PQclear(r);
+      return value;
+    }
+    sqlite3_stmt* stmt = nullptr;
+    EXPECT_EQ(sqlite3_prepare_v2(db_, sql, -1, &stmt, nullptr), SQLITE_OK) << sqlite3_errmsg(db_);
+    if (sqlite3_step(stmt) == SQLITE_ROW) value = sqlite3_column_int64(stmt, 0);
+    sqlite3_finalize(stmt);
+    return value;
+  }
+
+ private:
+  sqlite3* db_ = nullptr;
+  PGconn* pg_ = nullptr;
+};
 
 // The graph's invariants, each a query that must count 0.
 struct Invariant {
@@ -118,30 +153,31 @@ constexpr Invariant kInvariants[] = {
      "WHERE a.id IS NULL"},
     {"an attempt has one outcome at most",
      "SELECT count(*) FROM (SELECT attempt_id FROM outcomes GROUP BY attempt_id "
-     "HAVING count(*) > 1)"},
+     "HAVING count(*) > 1) AS t"},
     {"every parent exists and is older (the lineage is acyclic)",
      "SELECT count(*) FROM attempts a LEFT JOIN attempts p ON p.id = a.parent_id "
      "WHERE a.parent_id IS NOT NULL AND a.parent_id != 0 AND (p.id IS NULL OR p.id >= a.id)"},
     {"no step of a run recorded twice",
      "SELECT count(*) FROM (SELECT decision FROM attempts GROUP BY run_id, decision "
-     "HAVING count(*) > 1)"},
+     "HAVING count(*) > 1) AS t"},
     {"at most the attempt in flight lacks its outcome",
      "SELECT count(*) FROM (SELECT run_id FROM attempts a WHERE NOT EXISTS "
-     "(SELECT 1 FROM outcomes o WHERE o.attempt_id = a.id) GROUP BY run_id HAVING count(*) > 1)"},
+     "(SELECT 1 FROM outcomes o WHERE o.attempt_id = a.id) GROUP BY run_id HAVING count(*) > 1) "
+     "AS t"},
 };
 
 // Integrity, invariants and the acknowledged records; returns the records checked.
-int64_t CheckStore(const std::filesystem::path& path, const Acks& acks) {
-  auto store = testing::OpenOrDie(path);
-  const Status integrity = store->CheckIntegrity();  // PRAGMA integrity_check, the FTS indexes
+int64_t CheckStore(const std::string& location, const Acks& acks) {
+  auto store = testing::OpenLocationOrDie(location);
+  // SQLite: PRAGMA integrity_check and the FTS indexes; PostgreSQL: every row of every table
+  // read, and the references without a foreign key.
+  const Status integrity = store->CheckIntegrity();
   EXPECT_TRUE(integrity.ok()) << integrity.ToString();
-  sqlite3* db = nullptr;
-  EXPECT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
-  for (const Invariant& inv : kInvariants) EXPECT_EQ(Count(db, inv.sql), 0) << inv.name;
+  Sql sql(location);
+  for (const Invariant& inv : kInvariants) EXPECT_EQ(sql.Count(inv.sql), 0) << inv.name;
   const StoreStats stats = ValueOrDie(store->Stats());
-  EXPECT_EQ(stats.attempts, Count(db, "SELECT count(*) FROM attempts"));
-  EXPECT_EQ(stats.outcomes, Count(db, "SELECT count(*) FROM outcomes"));
-  sqlite3_close(db);
+  EXPECT_EQ(stats.attempts, sql.Count("SELECT count(*) FROM attempts"));
+  EXPECT_EQ(stats.outcomes, sql.Count("SELECT count(*) FROM outcomes"));
   for (const std::string& key : acks.attempts) {
     EXPECT_TRUE(store->FindByKey(NodeKind::kAttempt, key).ok()) << "lost attempt " << key;
   }
@@ -159,9 +195,9 @@ int Kills() {
 constexpr const char* kLabels[] = {"episode a", "episode b"};
 
 // Each run finished: every step 0..n-1 once, in order, each with its one outcome.
-void FinishRuns(const std::filesystem::path& path) {
+void FinishRuns(const std::string& path) {
   for (const char* label : kLabels) {
-    auto store = testing::OpenOrDie(path);
+    auto store = testing::OpenLocationOrDie(path);
     const std::vector<RunNode> runs = ValueOrDie(store->ListRuns(0));
     long before = 0;
     for (const RunNode& r : runs) {
@@ -172,7 +208,7 @@ void FinishRuns(const std::filesystem::path& path) {
     Acks acks;
     writer.Collect(std::chrono::minutes(5), /*from_start=*/true, &acks);
     ASSERT_EQ(writer.exit_code(), 0) << label;
-    store = testing::OpenOrDie(path);
+    store = testing::OpenLocationOrDie(path);
     for (const RunNode& r : ValueOrDie(store->ListRuns(0))) {
       if (r.label != label) continue;
       const std::vector<AttemptView> attempts = ValueOrDie(store->RunAttempts(r.id));
@@ -185,9 +221,13 @@ void FinishRuns(const std::filesystem::path& path) {
   }
 }
 
-TEST(CrashSoak, KilledWritersLoseNothingAndResumeWithoutDuplicates) {
+class CrashSoak : public ::testing::TestWithParam<testing::StoreKind> {};
+
+TEST_P(CrashSoak, KilledWritersLoseNothingAndResumeWithoutDuplicates) {
   TempDir dir;
-  const std::filesystem::path path = dir / "experience.db";
+  const testing::TestStoreLocation where = testing::NewStoreLocation(GetParam(), dir.path());
+  if (where.location.empty()) GTEST_SKIP() << where.skip_reason;
+  const std::string& path = where.location;
   std::mt19937 rng(20261202);
   std::uniform_int_distribution<int> delay_ms(0, 120);
   // One kill in four at any moment from the start (opening, creating the schema), the others at
@@ -212,10 +252,13 @@ TEST(CrashSoak, KilledWritersLoseNothingAndResumeWithoutDuplicates) {
   FinishRuns(path);
   checked += CheckStore(path, acks);
   std::printf(
-      "crash soak: %d kills survived, %zu acknowledged records, %lld record checks, "
+      "crash soak (%s): %d kills survived, %zu acknowledged records, %lld record checks, "
       "lost 0\n",
-      kills, acks.attempts.size() + acks.outcomes.size(), static_cast<long long>(checked));
+      GetParam() == testing::StoreKind::kSqlite ? "SQLite" : "PostgreSQL", kills,
+      acks.attempts.size() + acks.outcomes.size(), static_cast<long long>(checked));
 }
+
+INSTANTIATE_TEST_SUITE_P(BothStores, CrashSoak, KOPE_ALL_STORES);
 
 }  // namespace
 }  // namespace kope::memory

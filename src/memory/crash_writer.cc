@@ -3,7 +3,7 @@
 // its run when started again: an attempt recorded without its outcome gets the outcome, the
 // next attempt continues where the run stopped, and nothing is recorded twice.
 //
-//   memory_crash_writer STORE LABEL COUNT
+//   memory_crash_writer STORE LABEL COUNT      (STORE: a SQLite file or a PostgreSQL URL)
 //
 // Prints "attempt KEY" and "outcome KEY" (flushed) once each write's commit has returned: the
 // acknowledgements. Exit status 0 once the run holds COUNT attempts with their outcomes, 1 on the
@@ -13,7 +13,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "kope/memory/sqlite/sqlite_store.h"
+#include "kope/memory/store_location.h"
 
 namespace kope::memory {
 namespace {
@@ -93,8 +93,8 @@ Status RecordAttempt(GraphStore& store, const RunNode& run, NodeId parent, long 
   return Acknowledge(store, "attempt", NodeKind::kAttempt, *id);
 }
 
-Status Run(const std::string& path, const std::string& label, long count) {
-  KOPE_ASSIGN_OR_RETURN(std::unique_ptr<GraphStore> store, OpenSqliteStore(path));
+Status Run(const std::string& location, const std::string& label, long count) {
+  KOPE_ASSIGN_OR_RETURN(std::unique_ptr<GraphStore> store, OpenStore(location));
   KOPE_ASSIGN_OR_RETURN(RunNode run, FindOrCreateRun(*store, label));
   KOPE_ASSIGN_OR_RETURN(std::vector<AttemptView> done, store->RunAttempts(run.id));
   NodeId parent = 0;
