@@ -19,8 +19,8 @@
 #include <string>
 #include <vector>
 
-#include "testing/test_stores.h"
 #include "test_graph.h"
+#include "testing/test_stores.h"
 
 namespace kope::memory {
 namespace {
