@@ -68,6 +68,7 @@ def main():
         "workload": [read(f) for f in files("examples/deploy/*.toml",
                                             "src/deploy/testdata/workloads/*.toml")],
         "runner_protocol": protocol_messages(),
+        "pack_file": [read(f) for f in files("fuzz/seeds/pack_file/*")],
     }
     for target, seeds in corpora.items():
         folder = os.path.join(root, target)

@@ -149,6 +149,24 @@ TEST_F(PackBuildTest, ADamagedOrMismatchedFileIsRefused) {
   ASSERT_FALSE(read.ok());
   EXPECT_NE(read.status().message().find("mismatched"), std::string::npos)
       << read.status().message();
+
+  // A record with a field of the wrong type (the fuzzer's finding; the hash kept consistent).
+  size_t count_lines = 0;
+  const fs::path wrong_type = Edited("wrong_type.kpack", [&](std::vector<std::string>& lines) {
+    lines.push_back(R"({"type":"source","hash":5})");
+    count_lines = lines.size();
+    nlohmann::json h = nlohmann::json::parse(lines[0]);
+    std::string body;
+    for (size_t i = 1; i < lines.size(); ++i) body += lines[i] + "\n";
+    h["content_hash"] = ContentHash(body);
+    lines[0] = h.dump();
+  });
+  read = ReadPackFile(wrong_type);
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(read.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(read.status().message().find(":" + std::to_string(count_lines) + ": not a record"),
+            std::string::npos)
+      << read.status().message();
 }
 
 // Imports the pack and runs one offline attempt on `task`; returns the episode.

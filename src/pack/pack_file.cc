@@ -30,6 +30,12 @@ json PackJson(const PackFileInfo& info) {
           {"kernels", kernels}};
 }
 
+// `key`'s value where it is a string, else "" (a record read from a file can hold anything).
+std::string StringField(const json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
 Status ParsePack(const json& pack, const std::string& where, PackFileInfo& info) {
   try {
     info.name = pack.at("name").get<std::string>();
@@ -67,6 +73,21 @@ struct BodyIndex {
   std::vector<std::string> hardware;
 };
 
+void IndexRecord(const json& j, BodyIndex& index) {
+  const std::string type = StringField(j, "type");
+  ++index.records[type];
+  if (type == "source") index.sources.insert(StringField(j, "hash"));
+  if (type == "hardware") {
+    index.hardware.push_back(StringField(j, "backend") + " " + StringField(j, "device"));
+  }
+  if (type == "run" && j.contains("config") && j["config"].contains("pack")) {
+    index.pack_runs.insert(StringField(j, "key"));
+  }
+  if (type == "attempt" && index.pack_runs.count(StringField(j, "run")) != 0) {
+    index.sources_in_pack_runs.insert(StringField(j, "source"));
+  }
+}
+
 Result<BodyIndex> IndexBody(const std::string& body, const std::string& where) {
   BodyIndex index;
   std::istringstream in(body);
@@ -79,18 +100,13 @@ Result<BodyIndex> IndexBody(const std::string& body, const std::string& where) {
     if (!j.is_object() || !j.contains("type") || !j["type"].is_string()) {
       return Status::InvalidArgument(where + ":" + std::to_string(number) + ": not a record");
     }
-    const std::string type = j["type"];
-    ++index.records[type];
-    if (type == "source") index.sources.insert(j.value("hash", ""));
-    if (type == "hardware") {
-      index.hardware.push_back(j.value("backend", "") + " " + j.value("device", ""));
+    for (const char* key : {"hash", "backend", "device", "key", "run", "source"}) {
+      if (j.contains(key) && !j[key].is_string()) {
+        return Status::InvalidArgument(where + ":" + std::to_string(number) +
+                                       ": not a record (its '" + key + "' is not a string)");
+      }
     }
-    if (type == "run" && j.contains("config") && j["config"].contains("pack")) {
-      index.pack_runs.insert(j.value("key", ""));
-    }
-    if (type == "attempt" && index.pack_runs.count(j.value("run", "")) != 0) {
-      index.sources_in_pack_runs.insert(j.value("source", ""));
-    }
+    IndexRecord(j, index);
   }
   return index;
 }
@@ -130,8 +146,8 @@ Result<PackFileInfo> ReadPackFile(const fs::path& file) {
   std::string header_line, body;
   KOPE_RETURN_IF_ERROR(SplitFile(file, header_line, body));
   json header = json::parse(header_line, nullptr, false);
-  if (!header.is_object() || header.value("type", "") != "header" ||
-      header.value("format", "") != "kope-experience") {
+  if (!header.is_object() || StringField(header, "type") != "header" ||
+      StringField(header, "format") != "kope-experience") {
     return Status::InvalidArgument(where + ": not a kope pack (the first line is no header)");
   }
   if (!header.contains("pack") || !header["pack"].is_object()) {
@@ -139,7 +155,7 @@ Result<PackFileInfo> ReadPackFile(const fs::path& file) {
   }
   PackFileInfo info;
   KOPE_RETURN_IF_ERROR(ParsePack(header["pack"], where, info));
-  info.content_hash = header.value("content_hash", "");
+  info.content_hash = StringField(header, "content_hash");
   if (info.content_hash.empty()) {
     return Status::InvalidArgument(where + ": the pack header has no content_hash");
   }
@@ -166,7 +182,7 @@ bool IsPackFile(const fs::path& file) {
   std::string line;
   if (!in || !std::getline(in, line)) return false;
   json header = json::parse(line, nullptr, false);
-  return header.is_object() && header.value("type", "") == "header" && header.contains("pack");
+  return header.is_object() && StringField(header, "type") == "header" && header.contains("pack");
 }
 
 }  // namespace kope::pack
