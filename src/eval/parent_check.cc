@@ -29,6 +29,23 @@ class ParentCheck final : public CheckSite {
                     bool perturb) override {
     return perturb ? PerturbInputs(layout, set, trial, rng) : WriteInputs(layout, set, trial, rng);
   }
+  std::string WhyNoGivenInputs() const override { return ""; }
+  Status GiveInputs(const ArenaLayout& layout, const CapturedTrial& given, const SizeSet& set,
+                    int trial, std::mt19937_64& rng) override {
+    KOPE_RETURN_IF_ERROR(WriteInputs(layout, set, trial, rng));
+    for (size_t i = 0; i < layout.inputs.size(); ++i) {
+      const CapturedTensor* t = given.inputs[i];
+      if (t == nullptr) continue;
+      if (t->bytes.size() != layout.inputs[i].bytes) {
+        return Status::Internal("captured input '" + t->name + "' does not fit its arena");
+      }
+      uint8_t* ref_in = s_.reference->input(0, i);
+      std::memcpy(ref_in, t->bytes.data(), t->bytes.size());
+      ParallelMemcpy(s_.candidate->input(0, i), ref_in, t->bytes.size());
+      s_.input_hashes[i] = BufferHash(ref_in, t->bytes.size());
+    }
+    return Status::Ok();
+  }
   Result<CallOutcome> CallReference(const ArenaLayout& layout, double timeout, bool) override {
     for (size_t o = 0; o < layout.outputs.size(); ++o) {
       FillPoison(s_.reference->output(o), layout.outputs[o].dtype, layout.outputs[o].count,

@@ -49,6 +49,13 @@ class ReferenceCheck final : public CheckSite {
     }
     return Status::Ok();
   }
+  std::string WhyNoGivenInputs() const override {
+    return "a ModelNew is checked in the reference runner, which draws every input itself";
+  }
+  Status GiveInputs(const ArenaLayout&, const CapturedTrial&, const SizeSet&, int,
+                    std::mt19937_64&) override {
+    return Status::FailedPrecondition(WhyNoGivenInputs());
+  }
   Result<CallOutcome> CallReference(const ArenaLayout&, double timeout, bool summarize) override {
     return s_.reference->ReferenceCall(summarize, timeout);
   }

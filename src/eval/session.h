@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -21,6 +22,7 @@
 #include "kope/eval/env.h"
 #include "kope/eval/evaluator.h"
 #include "kope/eval/inputs.h"
+#include "kope/task/captured.h"
 #include "timing_claim.h"
 
 namespace kope {
@@ -126,6 +128,11 @@ struct EvalSession {
   Result<bool> VerifySet(const SizeSet& set, int trials, const std::string& failure_reason);
   Result<bool> VerifyTrial(const ArenaLayout& layout, const SizeSet& set, int trial,
                            const std::string& failure_reason, std::vector<uint64_t>* previous);
+  // The trials on the task's captured inputs that fit `set` (captured_verification.cc): each
+  // a call on them, checked against the reference's, with reason "captured_inputs".
+  Result<bool> VerifyCaptured(const ArenaLayout& layout, const SizeSet& set);
+  // The task's captured tensors, read at the first captured trial.
+  std::optional<std::vector<CapturedTensor>> captured;
 
   // Timing (timing_session.cc: setup and inputs; timing_interleaved.cc: the warm-up and the
   // interleaved batches; timing_cross_check.cc: the candidate under the parent's clock).

@@ -254,6 +254,10 @@ Result<bool> EvalSession::VerifySet(const SizeSet& set, int trials,
                           VerifyTrial(layout, set, trial, failure_reason, &previous_reference));
     if (!ok) return false;
   }
+  if (first_pass) {
+    KOPE_ASSIGN_OR_RETURN(bool ok, VerifyCaptured(layout, set));
+    if (!ok) return false;
+  }
   // Every trial's reference outputs differed from the last one's: a fact about the task's
   // inputs, kept with its reference process for the next evaluations with the same inputs.
   if (first_pass && set.label == "bench" && !previous_reference.empty()) {

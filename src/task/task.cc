@@ -151,32 +151,36 @@ Status CheckCoverage(const Task& task) {
 
 // Makes every source path absolute, checking that it names a regular file
 // inside `dir` (which is canonical).
+// A file a task names: relative, inside the task folder (links included), regular.
+Result<fs::path> ResolveTaskFile(const fs::path& dir, const std::string& field,
+                                 const fs::path& written) {
+  if (written.is_absolute()) {
+    return FieldError(field, "'" + written.string() + "' must be relative to the task folder");
+  }
+  const fs::path normal = written.lexically_normal();
+  if (!normal.empty() && *normal.begin() == "..") {
+    return FieldError(field, "'" + written.string() + "' is outside the task folder");
+  }
+  std::error_code ec;
+  const fs::path resolved = fs::canonical(dir / written, ec);
+  if (ec) {
+    return FieldError(field, "'" + written.string() + "' does not exist in the task folder");
+  }
+  const fs::path inside = resolved.lexically_relative(dir);
+  if (inside.empty() || *inside.begin() == "..") {
+    return FieldError(field,
+                      "'" + written.string() + "' leads outside the task folder (through a link)");
+  }
+  if (!fs::is_regular_file(resolved, ec)) {
+    return FieldError(field, "'" + written.string() + "' is not a regular file");
+  }
+  return resolved;
+}
+
 Status ResolveSources(const fs::path& dir, const std::string& key,
                       std::map<std::string, KernelSource>* sources) {
   for (auto& [language, source] : *sources) {
-    const std::string field = FieldPath(key, language);
-    const fs::path written = source.path;
-    if (written.is_absolute()) {
-      return FieldError(field, "'" + written.string() + "' must be relative to the task folder");
-    }
-    const fs::path normal = written.lexically_normal();
-    if (!normal.empty() && *normal.begin() == "..") {
-      return FieldError(field, "'" + written.string() + "' is outside the task folder");
-    }
-    std::error_code ec;
-    const fs::path resolved = fs::canonical(dir / written, ec);
-    if (ec) {
-      return FieldError(field, "'" + written.string() + "' does not exist in the task folder");
-    }
-    const fs::path inside = resolved.lexically_relative(dir);
-    if (inside.empty() || *inside.begin() == "..") {
-      return FieldError(
-          field, "'" + written.string() + "' leads outside the task folder (through a link)");
-    }
-    if (!fs::is_regular_file(resolved, ec)) {
-      return FieldError(field, "'" + written.string() + "' is not a regular file");
-    }
-    source.path = resolved;
+    KOPE_ASSIGN_OR_RETURN(source.path, ResolveTaskFile(dir, FieldPath(key, language), source.path));
   }
   return Status::Ok();
 }
@@ -212,6 +216,11 @@ Result<Task> LoadTask(const fs::path& dir) {
   if (status.ok()) status = CheckCoverage(task);
   if (status.ok()) status = ResolveSources(task.dir, "baseline", &task.baselines);
   if (status.ok()) status = ResolveSources(task.dir, "reference", &task.references);
+  if (status.ok() && task.captured_inputs) {
+    Result<fs::path> captured = ResolveTaskFile(task.dir, "captured_inputs", *task.captured_inputs);
+    if (captured.ok()) task.captured_inputs = *captured;
+    status = captured.status();
+  }
   if (!status.ok()) return status.WithContext(file_name);
   return task;
 }

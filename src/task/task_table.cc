@@ -329,14 +329,20 @@ Status ReadRoofline(const toml::table& root, Task* task) {
 }  // namespace
 
 Result<Task> ReadTaskTable(const toml::table& table) {
-  KOPE_RETURN_IF_ERROR(CheckKeys(table, "",
-                                 {"name", "family", "description", "inputs", "outputs", "sizes",
-                                  "tolerance", "baseline", "reference", "roofline", "torch"}));
+  KOPE_RETURN_IF_ERROR(
+      CheckKeys(table, "",
+                {"name", "family", "description", "inputs", "outputs", "sizes", "tolerance",
+                 "baseline", "reference", "roofline", "torch", "captured_inputs"}));
   Task task;
   KOPE_ASSIGN_OR_RETURN(task.name, ReadName(table, "", "name"));
   KOPE_ASSIGN_OR_RETURN(task.family, ReadName(table, "", "family"));
   if (const toml::node* description = table.get("description")) {
     KOPE_ASSIGN_OR_RETURN(task.description, AsString(*description, "description"));
+  }
+  if (const toml::node* captured = table.get("captured_inputs")) {
+    KOPE_ASSIGN_OR_RETURN(std::string file, AsString(*captured, "captured_inputs"));
+    if (file.empty()) return FieldError("captured_inputs", "must name a safetensors file");
+    task.captured_inputs = file;
   }
   KOPE_ASSIGN_OR_RETURN(task.inputs, ReadTensors(table, "inputs"));
   KOPE_ASSIGN_OR_RETURN(task.outputs, ReadTensors(table, "outputs"));

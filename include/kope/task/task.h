@@ -126,6 +126,9 @@ struct Task {
   std::optional<Expr> bytes;          // bytes a kernel must move at least, for the roofline
   std::optional<Expr> flops;          // floating-point operations, for the roofline
   std::optional<TorchProblem> torch;  // set exactly when a baseline is "torch"
+  // Inputs captured where the kernel runs (a safetensors file in the task folder, absolute once
+  // loaded; task/captured.h): verification adds a trial on them at every size set they fit.
+  std::optional<std::filesystem::path> captured_inputs;
 };
 
 // Reads and validates `dir/task.toml` and checks that the sources it names exist.

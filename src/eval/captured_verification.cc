@@ -1,0 +1,38 @@
+// Verification on inputs captured where the kernel runs (a task's captured_inputs): one trial
+// per captured set of inputs that fits a size set, after its random trials. Synthetic inputs
+// alone have hidden in-model failures (a kernel right on normal draws, wrong on a model's
+// outliers or its zero padding).
+#include "check_site.h"
+#include "kope/eval/outcome.h"
+#include "session.h"
+
+namespace kope {
+
+Result<bool> EvalSession::VerifyCaptured(const ArenaLayout& layout, const SizeSet& set) {
+  if (!task.captured_inputs) return true;
+  if (!captured) {
+    KOPE_ASSIGN_OR_RETURN(std::vector<CapturedTensor> tensors,
+                          ReadSafetensors(*task.captured_inputs));
+    captured = std::move(tensors);
+  }
+  for (const CapturedTrial& trial : CapturedTrials(task, set, *captured)) {
+    if (std::string why = check_site->WhyNoGivenInputs(); !why.empty()) {
+      outcome.captured_inputs_note = "not verified on them: " + why;
+      return true;
+    }
+    Progress("verify " + set.label + " on captured inputs " + trial.label);
+    std::mt19937_64 rng(SecretSeed());
+    KOPE_RETURN_IF_ERROR(check_site->GiveInputs(layout, trial, set, 0, rng));
+    KOPE_ASSIGN_OR_RETURN(Expected expected, ReferenceOutputs(layout, set, false));
+    KOPE_ASSIGN_OR_RETURN(
+        bool ok, CheckCandidateCall(layout, set, 0, expected, Poison::kNanA, "captured_inputs"));
+    if (!ok) {
+      outcome.message += " on the captured inputs " + trial.label;
+      return false;
+    }
+    outcome.captured_inputs_checked.push_back(set.label + " " + trial.label);
+  }
+  return true;
+}
+
+}  // namespace kope
