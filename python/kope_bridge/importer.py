@@ -188,11 +188,13 @@ def toml_value(v):
 
 
 def import_problem(path, out_dir, workload_sets=None, task_name=None, description=None,
-                   family=None):
+                   family=None, captured_inputs=None):
     """Writes the task folder `out_dir` for the problem file `path`. `workload_sets` (optional):
     [(label, sizes)] of the problem's integers at which a workload runs it; each becomes a check
     set at those exact sizes, after the shrunk ones (the file's own values stay the bench set).
-    `task_name`, `description` and `family` replace what the file's name and source give."""
+    `task_name`, `description` and `family` replace what the file's name and source give;
+    `captured_inputs`, a safetensors file of the task folder with inputs captured where the
+    problem runs (verification adds a trial on them, docs/TASK_FORMAT.md)."""
     source, name, globals_, bench = read_problem(path)
     sets, checks, note = size_sets(source, globals_, bench, workload_sets or [])
     taken = set(globals_)
@@ -201,8 +203,10 @@ def import_problem(path, out_dir, workload_sets=None, task_name=None, descriptio
     family = family or family_of(name, source)
     head = [f'name = {toml_value(task_name or "kb_" + re.sub(r"[^A-Za-z0-9_]", "_", name))}',
             f"family = {toml_value(family)}",
-            f"description = {toml_value(description or 'KernelBench problem ' + os.path.basename(path))}",
-            ""]
+            f"description = {toml_value(description or 'KernelBench problem ' + os.path.basename(path))}"]
+    if captured_inputs:
+        head.append(f"captured_inputs = {toml_value(captured_inputs)}")
+    head.append("")
     tensor_lines, kope_dtype, scalars = tensor_tables(
         path, source, globals_, bench, roles, shapes, sets, checks, family)
     lines = head + tensor_lines + sizes_table(sets, derived) + \

@@ -15,6 +15,7 @@ from .attribution import ROOT
 from .ranking import LINEAR_OPS, pattern
 
 UNIT_FORMAT = "kope-unit-1"
+ACTIVATIONS = "activations.safetensors"  # the unit's inputs as the workload gave them
 # The units a patch replaces whole (patching.py), with the prefix of the problem's parameter
 # names before the module's own (`module.gate_proj.weight` is the MLP's `gate_proj.weight`).
 # unit.json says whether its unit is one of them (`patchable`): what `kope deploy` optimizes.
@@ -274,18 +275,19 @@ def _write_task(module, workload, entries, o, out):
     where = pattern(path) if o["grain"] == "op" else None
     write_unit_task(folder, o["name"], (kind, path, constants), [(l, s) for l, _, s in sets],
                     (o["module_type"], where), workload["name"],
-                    templates.FAMILIES.get(o["kind"], templates.FAMILIES[kind]))
+                    templates.FAMILIES.get(o["kind"], templates.FAMILIES[kind]), ACTIVATIONS)
     _write_activations(kind, path, entries, folder)
     o["task_sets"] = [{"label": l, "weight": w, "sizes": s} for l, w, s in sets]
     o["task"] = f"tasks/{o['name']}"
     return None
 
 
-def write_unit_task(folder, name, planned, sets, match, workload_name, family):
+def write_unit_task(folder, name, planned, sets, match, workload_name, family, captured=None):
     """The task folder of one unit: its KernelBench-form problem at `sets` (label, integers;
     the first is the bench set) imported as a task, and unit.json, which says which modules of
     the model the unit is (`match`: their type, and a path pattern or None for every module of
-    the type): what a patch replaces (patching.py)."""
+    the type): what a patch replaces (patching.py). `captured`: the safetensors file of the
+    folder with the unit's inputs captured in the workload, which verification also uses."""
     kind, path, constants = planned
     module_type, paths = match
     where = f"{module_type} at {path}" if path else module_type
@@ -299,7 +301,7 @@ def write_unit_task(folder, name, planned, sets, match, workload_name, family):
             f.write(source)
         importer.import_problem(problem, folder, sets, task_name=name,
                                 description=f"{where} in workload {workload_name}",
-                                family=family)
+                                family=family, captured_inputs=captured)
     unit = {"format": UNIT_FORMAT, "kind": kind, "module_type": module_type, "path": path,
             "pattern": paths, "patchable": kind in PATCHED_UNITS}
     with open(os.path.join(folder, "unit.json"), "w") as f:
@@ -319,5 +321,5 @@ def _write_activations(kind, path, entries, folder):
             for name, t in activations(kind, path, e["captures"], ph).items():
                 if isinstance(t, torch.Tensor):
                     tensors[f"entry{e['entry']}.{ph}.{name}"] = t.contiguous()
-    save_file(tensors, os.path.join(folder, "activations.safetensors"),
+    save_file(tensors, os.path.join(folder, ACTIVATIONS),
               metadata={"format": "kope-activations-1", "path": path, "kind": kind})
