@@ -150,6 +150,17 @@ TEST_F(PackBuildTest, ADamagedOrMismatchedFileIsRefused) {
   EXPECT_NE(read.status().message().find("mismatched"), std::string::npos)
       << read.status().message();
 
+  // A header's integer out of any integer's range (the fuzzer's finding).
+  const fs::path huge = Edited("huge.kpack", [](std::vector<std::string>& lines) {
+    nlohmann::json h = nlohmann::json::parse(lines[0]);
+    h["pack"]["built_at"] = 1.8e299;
+    lines[0] = h.dump();
+  });
+  read = ReadPackFile(huge);
+  ASSERT_FALSE(read.ok());
+  EXPECT_NE(read.status().message().find("'built_at' is no integer"), std::string::npos)
+      << read.status().message();
+
   // A record with a field of the wrong type (the fuzzer's finding; the hash kept consistent).
   size_t count_lines = 0;
   const fs::path wrong_type = Edited("wrong_type.kpack", [&](std::vector<std::string>& lines) {

@@ -2,7 +2,10 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -36,17 +39,30 @@ std::string StringField(const json& j, const char* key) {
   return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
+// `key`'s integer value (`fallback` where absent); out_of_range for any other number, which a
+// conversion would not represent.
+int64_t IntegerField(const json& j, const char* key, int64_t fallback) {
+  auto it = j.find(key);
+  if (it == j.end()) return fallback;
+  if (!it->is_number_integer() || (it->is_number_unsigned() && it->get<uint64_t>() > INT64_MAX)) {
+    throw json::out_of_range::create(406, std::string("'") + key + "' is no integer", &j);
+  }
+  return it->get<int64_t>();
+}
+
 Status ParsePack(const json& pack, const std::string& where, PackFileInfo& info) {
   try {
     info.name = pack.at("name").get<std::string>();
     info.description = pack.value("description", std::string());
-    info.built_at = pack.value("built_at", int64_t{0});
+    info.built_at = IntegerField(pack, "built_at", 0);
     for (const json& k : pack.at("kernels")) {
       PackFileKernel kernel;
       KOPE_ASSIGN_OR_RETURN(kernel.spec, ParseKernelSpec(k.at("spec").dump()));
       kernel.source_hash = k.at("source").get<std::string>();
-      kernel.outcomes = k.value("outcomes", 0);
-      kernel.valid = k.value("valid", 0);
+      kernel.outcomes = static_cast<int>(
+          std::clamp<int64_t>(IntegerField(k, "outcomes", 0), 0, std::numeric_limits<int>::max()));
+      kernel.valid = static_cast<int>(
+          std::clamp<int64_t>(IntegerField(k, "valid", 0), 0, std::numeric_limits<int>::max()));
       info.kernels.push_back(std::move(kernel));
     }
   } catch (const json::exception& e) {
