@@ -28,8 +28,8 @@ import torch
 from . import protocol as p
 from . import shared_device
 from .comparison import Comparer, INT_OF_SIZE, as_words, passing, same_bytes
-from .drawing import (DRAW_PERTURB, DRAW_TIMING, DRAW_TIMING_SHARED, DRAW_TRIAL,  # noqa: F401
-                      Drawing, input_seed, spans_apart)
+from .drawing import (DRAW_GIVEN, DRAW_PERTURB, DRAW_TIMING,  # noqa: F401
+                      DRAW_TIMING_SHARED, DRAW_TRIAL, Drawing, input_seed, spans_apart)
 from .kernels import compared_dtype, torch_dtype
 
 # Outputs up to this many bytes are fingerprinted by a hash of their bytes: a position-weighted
@@ -217,7 +217,7 @@ class Checker(Drawing):
         ranges, hashed, before = self.unsettled
         if self._wrote_inputs(ranges, hashed, before):
             for draw in self.draws:
-                self._draw(*draw)
+                self._redraw(draw)
         self.unsettled = None  # only once settled: a failure here leaves it to the next read
 
     def _hashes_for(self, ranges):

@@ -135,7 +135,18 @@ class TimingDrawTest(unittest.TestCase):
         with self.assertRaises(p.ProtocolError):
             c.draw(p.Reader(draw_payload(1, checker.DRAW_TIMING_SHARED)))
         with self.assertRaises(p.ProtocolError):
-            c.draw(p.Reader(draw_payload(1, 4)))
+            c.draw(p.Reader(draw_payload(1, checker.DRAW_GIVEN + 1)))
+
+    def test_given_inputs_are_the_hosts_and_ref_call_gives_them(self):
+        # The parent wrote the trial's inputs (captured where the kernel runs) into the host
+        # pages: DRAW "given" takes them into the device copy, REF_CALL gives them whole.
+        c, server = reference_runner(lambda inputs: [inputs[0] * 2])
+        server.mirror = torch.zeros(256, dtype=torch.uint8)  # the device copy, on the CPU here
+        given = torch.arange(16, dtype=torch.float32)
+        server.host[:64].copy_(given.view(torch.uint8))
+        c.draw(p.Reader(draw_payload(1, checker.DRAW_GIVEN)))
+        self.assertTrue(torch.equal(server.mirror[:64], server.host[:64]))
+        self.assertIsNone(c.ungiven)  # every input is given at REF_CALL
 
     def test_an_upload_over_inputs_drawn_for_timing_is_refused(self):
         c, server = runner_with_arena()

@@ -14,7 +14,7 @@ from .distribution import Distribution
 from .kernels import torch_dtype
 
 # DRAW's modes (Runner::DrawMode).
-DRAW_TRIAL, DRAW_PERTURB, DRAW_TIMING, DRAW_TIMING_SHARED = 0, 1, 2, 3
+DRAW_TRIAL, DRAW_PERTURB, DRAW_TIMING, DRAW_TIMING_SHARED, DRAW_GIVEN = 0, 1, 2, 3, 4
 
 
 def input_seed(seed, i):
@@ -38,21 +38,22 @@ class Drawing:
         to a different value; `timing`, inputs TIME then calls on as they are (it uploads
         nothing over them); `timing shared`, the same and copied to the shared memory's slots.
         Any bridge process serves the timing modes (torch.compile's too): the same seed draws
-        the same values in each."""
+        the same values in each. `given`: a trial's inputs as the parent wrote them (no
+        drawing)."""
         s = self.server
         s.ready()
         spec = r.call_spec(s.arena_bytes)
         seed, mode = r.take("=Q"), r.take("=B")
         dists = [Distribution(r.take("=B"), *[r.take("=d") for _ in range(6)], r.take("=i"))
                  for _ in spec.inputs]
-        if not r.at_end() or any(d.kind > 5 for d in dists) or mode > DRAW_TIMING_SHARED:
+        if not r.at_end() or any(d.kind > 5 for d in dists) or mode > DRAW_GIVEN:
             raise p.ProtocolError("malformed DRAW")
         self.expected = None  # a CHECK needs the REF_CALL on these inputs
         if mode == DRAW_PERTURB:
             self._settle_inputs()  # a perturbation starts from the trial's inputs
         else:
             self.unsettled = None  # every input is drawn again
-        if mode >= DRAW_TIMING:
+        if mode in (DRAW_TIMING, DRAW_TIMING_SHARED):
             ranges = [x.byte_range(s.arena_bytes) for x in spec.inputs]
             if mode == DRAW_TIMING_SHARED:
                 for offset, nbytes in ranges:
@@ -66,6 +67,11 @@ class Drawing:
             s.host_stale = s.mirror is not None and not s.device_shared
             return p.reply_payload()
         s.inputs_resident = False
+        if mode == DRAW_GIVEN:
+            self.draws = [(seed, DRAW_GIVEN, spec, dists)]
+            self.ungiven, self.input_hashes = None, None  # REF_CALL gives them, hashed
+            self._take_given(spec)
+            return p.reply_payload()
         perturb = mode == DRAW_PERTURB
         if not perturb:
             self.draws = []
@@ -84,6 +90,25 @@ class Drawing:
                 self.ungiven += [(at, size) for at, size, _ in changed]
             self._rehash(spec, changed)
         return p.reply_payload()
+
+    def _redraw(self, draw):
+        """One DRAW of the trial's recipe (self.draws) made again."""
+        seed, how, spec, dists = draw
+        if how == DRAW_GIVEN:
+            self._take_given(spec)
+        else:
+            self._draw(seed, how, spec, dists)
+
+    def _take_given(self, spec):
+        """A trial's inputs as the parent wrote them into the arena's host pages (inputs
+        captured where the kernel runs): copied to the own tensors where those are on the
+        device; on the CPU the host pages are the own tensors."""
+        s = self.server
+        if s.mirror is None:
+            return
+        for slot in spec.inputs:
+            offset, nbytes = slot.byte_range(s.arena_bytes)
+            s.mirror[offset:offset + nbytes].copy_(s.host[offset:offset + nbytes])
 
     def _draw(self, seed, perturb, spec, dists, give=False, key=None):
         """Draws into the own inputs (with `give`, the same values into the candidate's slots;

@@ -16,6 +16,7 @@
 #include "kope/base/file.h"
 #include "kope/base/temp_folder.h"
 #include "kope/eval/evaluator.h"
+#include "task/testing/safetensors_writer.h"
 #include "testing/test_paths.h"
 
 namespace kope {
@@ -23,77 +24,49 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Tensor {
-  std::string name, dtype;
-  std::vector<int64_t> shape;
-  std::string bytes;
-};
-
-// A safetensors file of `tensors`; `header_edit` may change the header before it is written.
-std::string Safetensors(const std::vector<Tensor>& tensors,
-                        const std::function<void(nlohmann::json&)>& header_edit = {}) {
-  nlohmann::json header = {{"__metadata__", {{"format", "kope-activations-1"}}}};
-  std::string data;
-  for (const Tensor& t : tensors) {
-    header[t.name] = {{"dtype", t.dtype},
-                      {"shape", t.shape},
-                      {"data_offsets", {data.size(), data.size() + t.bytes.size()}}};
-    data += t.bytes;
-  }
-  if (header_edit) header_edit(header);
-  const std::string text = header.dump();
-  std::string out(8, '\0');
-  uint64_t n = text.size();
-  for (int i = 0; i < 8; ++i) out[static_cast<size_t>(i)] = static_cast<char>(n >> (8 * i) & 0xff);
-  return out + text + data;
-}
-
-std::string Floats(const std::vector<float>& v) {
-  return std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(float));
-}
-
-void Write(const fs::path& file, const std::string& bytes) {
-  std::ofstream(file, std::ios::binary | std::ios::trunc) << bytes;
-}
+using testing::FloatBytes;
+using testing::SafetensorsBytes;
+using testing::WriteBytes;
 
 TEST(ReadSafetensors, ReadsTensorsAndRefusesMalformedFiles) {
   TempFolder dir = TempFolder::Create("", "kope-captured").value();
   const fs::path file = dir.path() / "a.safetensors";
-  Write(file, Safetensors({{"entry0.decode.x", "F32", {2, 3}, Floats({1, 2, 3, 4, 5, 6})},
-                           {"entry0.decode.i", "I64", {1}, std::string(8, '\1')}}));
+  WriteBytes(file,
+             SafetensorsBytes({{"entry0.decode.x", "F32", {2, 3}, FloatBytes({1, 2, 3, 4, 5, 6})},
+                               {"entry0.decode.i", "I64", {1}, std::string(8, '\1')}}));
   auto read = ReadSafetensors(file);
   ASSERT_TRUE(read.ok()) << read.status().ToString();
   ASSERT_EQ(read->size(), 2u);
   const CapturedTensor& x = (*read)[0].name == "entry0.decode.x" ? (*read)[0] : (*read)[1];
   EXPECT_EQ(x.dtype, KOPE_F32);
   EXPECT_EQ(x.shape, (std::vector<int64_t>{2, 3}));
-  EXPECT_EQ(x.bytes, Floats({1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(x.bytes, FloatBytes({1, 2, 3, 4, 5, 6}));
 
   struct Bad {
     const char* what;
     std::string bytes;
     const char* message;
   };
-  const Tensor ok{"x", "F32", {2}, Floats({1, 2})};
+  const testing::SafetensorsEntry ok{"x", "F32", {2}, FloatBytes({1, 2})};
   const std::vector<Bad> bad = {
       {"short", "abc", "not a safetensors file"},
-      {"header cut off", Safetensors({ok}).substr(0, 20), "cut off"},
-      {"unknown dtype", Safetensors({{"x", "F8_E4M3", {2}, "ab"}}), "not supported"},
-      {"shape and bytes disagree", Safetensors({{"x", "F32", {3}, Floats({1, 2})}}),
+      {"header cut off", SafetensorsBytes({ok}).substr(0, 20), "cut off"},
+      {"unknown dtype", SafetensorsBytes({{"x", "F8_E4M3", {2}, "ab"}}), "not supported"},
+      {"shape and bytes disagree", SafetensorsBytes({{"x", "F32", {3}, FloatBytes({1, 2})}}),
        "its shape needs 12"},
       {"offsets outside",
-       Safetensors({ok},
-                   [](nlohmann::json& h) {
-                     h["x"]["data_offsets"] = {0, 800};
-                   }),
+       SafetensorsBytes({ok},
+                        [](nlohmann::json& h) {
+                          h["x"]["data_offsets"] = {0, 800};
+                        }),
        "outside the file"},
-      {"no shape", Safetensors({ok}, [](nlohmann::json& h) { h["x"].erase("shape"); }),
+      {"no shape", SafetensorsBytes({ok}, [](nlohmann::json& h) { h["x"].erase("shape"); }),
        "needs a dtype, a shape"},
-      {"negative dimension", Safetensors({ok}, [](nlohmann::json& h) { h["x"]["shape"] = {-2}; }),
-       "no size"},
+      {"negative dimension",
+       SafetensorsBytes({ok}, [](nlohmann::json& h) { h["x"]["shape"] = {-2}; }), "no size"},
   };
   for (const Bad& b : bad) {
-    Write(file, b.bytes);
+    WriteBytes(file, b.bytes);
     auto r = ReadSafetensors(file);
     ASSERT_FALSE(r.ok()) << b.what;
     EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << b.what;
@@ -111,12 +84,15 @@ Task RowSum() {
 TEST(CapturedTrials, AreThePrefixesWhoseTensorsFitTheSet) {
   const Task task = RowSum();  // x: f32 [rows, cols]
   const SizeSet set{"check[2]", {{"rows", 7}, {"cols", 33}}};
-  const std::string fits = Floats(std::vector<float>(7 * 33, 1.0f));
+  const std::string fits = FloatBytes(std::vector<float>(7 * 33, 1.0f));
   std::vector<CapturedTensor> tensors = {
       {"entry0.decode.x", KOPE_F32, {7, 33}, fits},
-      {"entry1.decode.x", KOPE_F32, {7, 34}, Floats(std::vector<float>(7 * 34))},  // other shape
-      {"entry2.decode.x", KOPE_BF16, {7, 33}, std::string(7 * 33 * 2, '\0')},      // other dtype
-      {"entry3.decode.y", KOPE_F32, {7, 33}, fits},                                // not an input
+      {"entry1.decode.x",
+       KOPE_F32,
+       {7, 34},
+       FloatBytes(std::vector<float>(7 * 34))},                                // other shape
+      {"entry2.decode.x", KOPE_BF16, {7, 33}, std::string(7 * 33 * 2, '\0')},  // other dtype
+      {"entry3.decode.y", KOPE_F32, {7, 33}, fits},                            // not an input
   };
   const std::vector<CapturedTrial> trials = CapturedTrials(task, set, tensors);
   ASSERT_EQ(trials.size(), 1u);
@@ -156,10 +132,9 @@ TEST(CapturedVerification, AKernelWrongOnlyOnTheCapturedInputsIsIncorrect) {
            fs::copy_options::recursive);
   std::vector<float> x(7 * 33, 0.5f);
   x[40] = 1000.25f;
-  Write(folder / "activations.safetensors",
-        Safetensors({{"entry0.decode.x", "F32", {7, 33}, Floats(x)}}));
-  std::string toml = ReadFileText(folder / "task.toml").value_or("");
-  Write(folder / "task.toml", "captured_inputs = \"activations.safetensors\"\n" + toml);
+  WriteBytes(folder / "activations.safetensors",
+             SafetensorsBytes({{"entry0.decode.x", "F32", {7, 33}, FloatBytes(x)}}));
+  testing::NameCapturedInputs(folder, "activations.safetensors");
   auto task = LoadTask(folder);
   ASSERT_TRUE(task.ok()) << task.status().ToString();
 

@@ -39,9 +39,6 @@ class CheckSite {
   // value: a kernel that keys a cache on a sample of its input replays a stale output then.
   virtual Status DrawInputs(const ArenaLayout& layout, const SizeSet& set, int trial,
                             std::mt19937_64& rng, bool perturb) = 0;
-  // Why the site cannot take given inputs (it draws every input itself: the reference
-  // runner's), or "" where it can.
-  virtual std::string WhyNoGivenInputs() const = 0;
   // A trial's inputs given (captured where the kernel runs), the others drawn as in `trial`.
   virtual Status GiveInputs(const ArenaLayout& layout, const CapturedTrial& given,
                             const SizeSet& set, int trial, std::mt19937_64& rng) = 0;

@@ -283,7 +283,6 @@ std::string OutcomeToJson(const Outcome& o, int indent) {
   j["timing_policy"] = o.timing_policy;
   if (!o.timing_note.empty()) j["timing_note"] = o.timing_note;
   if (!o.captured_inputs_checked.empty()) j["captured_inputs_checked"] = o.captured_inputs_checked;
-  if (!o.captured_inputs_note.empty()) j["captured_inputs_note"] = o.captured_inputs_note;
   if (o.clock_check) {
     json shares = json::array();
     for (double share : o.clock_check->unexplained_share) shares.push_back(Number(share));
@@ -311,7 +310,7 @@ std::string FormatOutcome(const Outcome& o) {
   if (!o.captured_inputs_checked.empty()) {
     s += "  captured inputs: verified on " + Joined(o.captured_inputs_checked) + "\n";
   }
-  if (!o.captured_inputs_note.empty()) s += "  captured inputs: " + o.captured_inputs_note + "\n";
+
   s += fmt::format("  {} trials over {} size sets; compile {} ({}); evaluation {}; sandbox: {}\n",
                    o.trials, o.size_sets.size(),
                    o.compile_cache_hit ? "cached" : Seconds(o.compile_seconds), o.hardware.compiler,

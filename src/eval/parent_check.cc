@@ -29,7 +29,6 @@ class ParentCheck final : public CheckSite {
                     bool perturb) override {
     return perturb ? PerturbInputs(layout, set, trial, rng) : WriteInputs(layout, set, trial, rng);
   }
-  std::string WhyNoGivenInputs() const override { return ""; }
   Status GiveInputs(const ArenaLayout& layout, const CapturedTrial& given, const SizeSet& set,
                     int trial, std::mt19937_64& rng) override {
     KOPE_RETURN_IF_ERROR(WriteInputs(layout, set, trial, rng));

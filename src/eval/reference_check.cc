@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <nlohmann/json.hpp>
 
 #include "check_site.h"
@@ -49,12 +50,30 @@ class ReferenceCheck final : public CheckSite {
     }
     return Status::Ok();
   }
-  std::string WhyNoGivenInputs() const override {
-    return "a ModelNew is checked in the reference runner, which draws every input itself";
-  }
-  Status GiveInputs(const ArenaLayout&, const CapturedTrial&, const SizeSet&, int,
-                    std::mt19937_64&) override {
-    return Status::FailedPrecondition(WhyNoGivenInputs());
+  // Written into the reference's arena by the parent (the inputs not captured drawn there),
+  // then taken by the reference runner as a trial's inputs.
+  Status GiveInputs(const ArenaLayout& layout, const CapturedTrial& given, const SizeSet& set,
+                    int trial, std::mt19937_64& rng) override {
+    for (size_t i = 0; i < layout.inputs.size(); ++i) {
+      uint8_t* in = s_.reference->input(0, i);
+      if (const CapturedTensor* t = given.inputs[i]) {
+        if (t->bytes.size() != layout.inputs[i].bytes) {
+          return Status::Internal("captured input '" + t->name + "' does not fit its arena");
+        }
+        std::memcpy(in, t->bytes.data(), t->bytes.size());
+        continue;
+      }
+      KOPE_ASSIGN_OR_RETURN(const Distribution d, TrialDistribution(s_.task.inputs[i], trial, set));
+      FillInput(in, layout.inputs[i].dtype, layout.inputs[i].count, d, rng);
+    }
+    KOPE_ASSIGN_OR_RETURN(std::vector<Runner::DrawSpec> specs, DrawSpecs(s_.task, trial, set));
+    KOPE_ASSIGN_OR_RETURN(CallOutcome taken, s_.reference->Draw(0, rng(), Runner::DrawMode::kGiven,
+                                                                specs, s_.CheckerTimeout()));
+    if (!taken.ok()) {
+      return Status::Internal("the reference runner could not take the given inputs: " +
+                              taken.detail);
+    }
+    return Status::Ok();
   }
   Result<CallOutcome> CallReference(const ArenaLayout&, double timeout, bool summarize) override {
     return s_.reference->ReferenceCall(summarize, timeout);

@@ -17,8 +17,9 @@
 // The checking requests, served by the Python bridge only (python/kope_bridge/checker.py):
 //   SHARE       u64 bytes, u64 token (the candidate's); the reply carries the memory's descriptor
 //   MAP_SHARED  u64 bytes (+ that descriptor): the arena another runner shares
-//   DRAW        call spec, u64 seed, u8 mode (Runner::DrawMode), per input: u8 kind, f64 mean,
-//               stddev, low, high, low_exp, high_exp, i32 num_distinct
+//   DRAW        call spec, u64 seed, u8 mode (Runner::DrawMode: 4 takes the inputs the parent
+//               wrote), per input: u8 kind, f64 mean, stddev, low, high, low_exp, high_exp,
+//               i32 num_distinct
 //   REF_CALL    call spec, u8 summarize (answer the outputs' fingerprints)
 //   POISON      string guard, u32 n, n (u64 offset, u64 bytes, string element pattern)
 //   CHECK       call spec, per output f64 rtol, f64 atol

@@ -139,9 +139,8 @@ struct Outcome {
   std::string timing_note;
   std::optional<ClockCheck> clock_check;
   // The task's captured inputs (Task::captured_inputs) the candidate was verified on, as
-  // "SIZE_SET LABEL"; and why it was not, where it could not be.
+  // "SIZE_SET LABEL".
   std::vector<std::string> captured_inputs_checked;
-  std::string captured_inputs_note;
 
   // Context.
   int trials = 0;

@@ -142,6 +142,9 @@ class Runner {
     kPerturb = 1,       // one element of every input redrawn to a different value
     kTiming = 2,        // inputs for TIME: they stay this runner's, TIME uploads nothing over them
     kTimingShared = 3,  // kTiming, and copied to the same slots of the memory this runner shares
+    // A trial's inputs as the parent wrote them into this runner's arena (inputs captured where
+    // the kernel runs); the distributions are not used. REF_CALL gives them as a trial's.
+    kGiven = 4,
   };
   Result<CallOutcome> Draw(const CallSpec& call, uint64_t seed, DrawMode mode,
                            const std::vector<DrawSpec>& distributions, double timeout_seconds);
