@@ -308,6 +308,18 @@ struct TimingRow {
   std::set<std::string> flags;
 };
 
+// An outcome timed at these medians, both with this spread.
+Outcome Timed(double candidate_s, double baseline_s, double spread = 0) {
+  Outcome o;
+  TimingSummary c, b;
+  c.median_s = candidate_s;
+  b.median_s = baseline_s;
+  c.spread = b.spread = spread;
+  o.candidate_time = c;
+  o.baseline_time = b;
+  return o;
+}
+
 TEST(DecideTiming, FlagsAtTheirThresholds) {
   const std::vector<TimingRow> rows = {
       {"twice_as_fast", 1e-3, 2e-3, 0.01, 1e-3, 1e-3, {}},
@@ -322,13 +334,7 @@ TEST(DecideTiming, FlagsAtTheirThresholds) {
   Task task;
   SizeSet bench{"bench", {{"n", 4}}};
   for (const TimingRow& r : rows) {
-    Outcome o;
-    TimingSummary c, b;
-    c.median_s = r.candidate_s;
-    b.median_s = r.baseline_s;
-    c.spread = b.spread = r.spread;
-    o.candidate_time = c;
-    o.baseline_time = b;
+    Outcome o = Timed(r.candidate_s, r.baseline_s, r.spread);
     DecideTiming(task, bench, r.fastest_verified_s, r.shortest_judged_s, o);
     EXPECT_EQ(std::set<std::string>(o.flags.begin(), o.flags.end()), r.flags) << r.name;
   }
@@ -381,13 +387,7 @@ TEST(DecideTiming, RoundsTellNoiseFromADifference) {
   Task task;
   SizeSet bench{"bench", {{"n", 4}}};
   for (const RoundsRow& r : rows) {
-    Outcome o;
-    TimingSummary c, b;
-    c.median_s = r.candidate_s;
-    b.median_s = r.baseline_s;
-    c.spread = b.spread = r.spread;
-    o.candidate_time = c;
-    o.baseline_time = b;
+    Outcome o = Timed(r.candidate_s, r.baseline_s, r.spread);
     o.round_speedups =
         RoundSpeedups{r.rounds, r.faster, r.slower, r.baseline_s / r.candidate_s, r.round_spread};
     DecideTiming(task, bench, r.candidate_s, 1.0, o);
@@ -420,12 +420,7 @@ TEST(DecideTiming, AModelNewsSpeedupIsTheOneTheParentsClockAllows) {
   Task task;
   SizeSet bench{"bench", {{"n", 4}}};
   for (const ClockRow& r : rows) {
-    Outcome o;
-    TimingSummary c, b;
-    c.median_s = r.candidate_s;
-    b.median_s = r.baseline_s;
-    o.candidate_time = c;
-    o.baseline_time = b;
+    Outcome o = Timed(r.candidate_s, r.baseline_s);
     o.clock_check = ClockCheck{r.shares, 100, 0};
     DecideTiming(task, bench, r.candidate_s, 1.0, o);
     EXPECT_NEAR(o.speedup, r.speedup, 1e-9) << r.name;
