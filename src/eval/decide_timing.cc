@@ -59,12 +59,14 @@ void NoiseOf(Outcome& outcome) {
 // A ModelNew shares its timer's process: its speedups are the ones the parent's clock allows.
 // The least unexplained share of the pairs is time every batch spent outside the reported
 // times beyond the baseline's overhead; on a busy machine it is load, and dividing an honest
-// speedup by it only understates it.
+// speedup by it only understates it. Below half a percent it is the clocks' own resolution.
+constexpr double kClockBoundThreshold = 0.005;
+
 void BoundByClock(Outcome& outcome) {
   if (!outcome.clock_check || outcome.clock_check->unexplained_share.empty()) return;
   const std::vector<double>& shares = outcome.clock_check->unexplained_share;
   const double least = *std::min_element(shares.begin(), shares.end());
-  if (least <= 0) return;
+  if (least < kClockBoundThreshold) return;
   outcome.clock_check->speedup_divisor = 1 + least;
   outcome.speedup /= 1 + least;
   outcome.speedup_over_compiled /= 1 + least;

@@ -416,6 +416,7 @@ TEST(DecideTiming, AModelNewsSpeedupIsTheOneTheParentsClockAllows) {
       {"fake_1_2_on_a_busy_machine", 1e-3, 1.2e-3, {0.21, 0.35, 0.2, 0.6}, 1.0, true},
       {"honest_on_a_busy_machine", 1e-3, 2e-3, {0.1, 0.3, 0.25, 0.12}, 2.0 / 1.1, true},
       {"no_pairs", 1e-3, 2e-3, {}, 2.0, false},
+      {"within_the_clocks_resolution", 1e-3, 2e-3, {0.004, 0.02, 0.01, 0.03}, 2.0, false},
   };
   Task task;
   SizeSet bench{"bench", {{"n", 4}}};

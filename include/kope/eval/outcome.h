@@ -82,7 +82,7 @@ struct ClockCheck {
   std::vector<double> unexplained_share;
   long timed_calls = 0;
   long side_stream_calls = 0;
-  double speedup_divisor = 1;  // 1 + the least share where above 0 (kFlagClockBounded), else 1
+  double speedup_divisor = 1;  // 1 + the least share from 0.5% up (kFlagClockBounded), else 1
 };
 
 // The speedup of each round of the interleaved timing (the baseline's batch median over the
