@@ -31,18 +31,8 @@ class ParentCheck final : public CheckSite {
   }
   Status GiveInputs(const ArenaLayout& layout, const CapturedTrial& given, const SizeSet& set,
                     int trial, std::mt19937_64& rng) override {
-    KOPE_RETURN_IF_ERROR(WriteInputs(layout, set, trial, rng));
-    for (size_t i = 0; i < layout.inputs.size(); ++i) {
-      const CapturedTensor* t = given.inputs[i];
-      if (t == nullptr) continue;
-      if (t->bytes.size() != layout.inputs[i].bytes) {
-        return Status::Internal("captured input '" + t->name + "' does not fit its arena");
-      }
-      uint8_t* ref_in = s_.reference->input(0, i);
-      std::memcpy(ref_in, t->bytes.data(), t->bytes.size());
-      ParallelMemcpy(s_.candidate->input(0, i), ref_in, t->bytes.size());
-      s_.input_hashes[i] = BufferHash(ref_in, t->bytes.size());
-    }
+    KOPE_RETURN_IF_ERROR(WriteGivenInputs(s_.task, layout, given, set, trial, rng, *s_.reference));
+    ShareInputs(layout);
     return Status::Ok();
   }
   Result<CallOutcome> CallReference(const ArenaLayout& layout, double timeout, bool) override {
@@ -69,6 +59,8 @@ class ParentCheck final : public CheckSite {
  private:
   Status WriteInputs(const ArenaLayout& layout, const SizeSet& set, int trial,
                      std::mt19937_64& rng);
+  // The reference's inputs copied to the candidate's arena, and their hashes remembered.
+  void ShareInputs(const ArenaLayout& layout);
   Status PerturbInputs(const ArenaLayout& layout, const SizeSet& set, int trial,
                        std::mt19937_64& rng);
 };
@@ -83,15 +75,21 @@ Result<CallOutcome> ParentCheck::Map(const ArenaLayout& layout) {
 // Draws a trial's inputs into both arenas and remembers their hashes.
 Status ParentCheck::WriteInputs(const ArenaLayout& layout, const SizeSet& set, int trial,
                                 std::mt19937_64& rng) {
+  for (size_t i = 0; i < layout.inputs.size(); ++i) {
+    KOPE_ASSIGN_OR_RETURN(const Distribution d, TrialDistribution(s_.task.inputs[i], trial, set));
+    FillInput(s_.reference->input(0, i), layout.inputs[i].dtype, layout.inputs[i].count, d, rng);
+  }
+  ShareInputs(layout);
+  return Status::Ok();
+}
+
+void ParentCheck::ShareInputs(const ArenaLayout& layout) {
   s_.input_hashes.clear();
   for (size_t i = 0; i < layout.inputs.size(); ++i) {
-    uint8_t* ref_in = s_.reference->input(0, i);
-    KOPE_ASSIGN_OR_RETURN(const Distribution d, TrialDistribution(s_.task.inputs[i], trial, set));
-    FillInput(ref_in, layout.inputs[i].dtype, layout.inputs[i].count, d, rng);
+    const uint8_t* ref_in = s_.reference->input(0, i);
     ParallelMemcpy(s_.candidate->input(0, i), ref_in, layout.inputs[i].bytes);
     s_.input_hashes.push_back(BufferHash(ref_in, layout.inputs[i].bytes));
   }
-  return Status::Ok();
 }
 
 // Redraws one element of every input in both arenas (a value different from the old one).

@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <cstdlib>
-#include <cstring>
 #include <nlohmann/json.hpp>
 
 #include "check_site.h"
@@ -54,18 +53,7 @@ class ReferenceCheck final : public CheckSite {
   // then taken by the reference runner as a trial's inputs.
   Status GiveInputs(const ArenaLayout& layout, const CapturedTrial& given, const SizeSet& set,
                     int trial, std::mt19937_64& rng) override {
-    for (size_t i = 0; i < layout.inputs.size(); ++i) {
-      uint8_t* in = s_.reference->input(0, i);
-      if (const CapturedTensor* t = given.inputs[i]) {
-        if (t->bytes.size() != layout.inputs[i].bytes) {
-          return Status::Internal("captured input '" + t->name + "' does not fit its arena");
-        }
-        std::memcpy(in, t->bytes.data(), t->bytes.size());
-        continue;
-      }
-      KOPE_ASSIGN_OR_RETURN(const Distribution d, TrialDistribution(s_.task.inputs[i], trial, set));
-      FillInput(in, layout.inputs[i].dtype, layout.inputs[i].count, d, rng);
-    }
+    KOPE_RETURN_IF_ERROR(WriteGivenInputs(s_.task, layout, given, set, trial, rng, *s_.reference));
     KOPE_ASSIGN_OR_RETURN(std::vector<Runner::DrawSpec> specs, DrawSpecs(s_.task, trial, set));
     KOPE_ASSIGN_OR_RETURN(CallOutcome taken, s_.reference->Draw(0, rng(), Runner::DrawMode::kGiven,
                                                                 specs, s_.CheckerTimeout()));

@@ -180,6 +180,11 @@ uint64_t SecretSeed();
 // An input's distribution in `trial` (its declared ones in turn; the default without any), at
 // the sizes of `set` (DistributionAt).
 Result<Distribution> TrialDistribution(const TensorSpec& spec, int trial, const SizeSet& set);
+// A trial's given inputs (captured where the kernel runs) written into `arena`'s input slots
+// (KernelProcess::input, rotation 0): the captured ones as they are, the others drawn as in
+// `trial` (a PyTorch task's parameters).
+Status WriteGivenInputs(const Task& task, const ArenaLayout& layout, const CapturedTrial& given,
+                        const SizeSet& set, int trial, std::mt19937_64& rng, KernelProcess& arena);
 // The task's input distributions for `trial` at `set`, for the bridge's DRAW requests.
 Result<std::vector<Runner::DrawSpec>> DrawSpecs(const Task& task, int trial, const SizeSet& set);
 // What a reference's dependence on its inputs is checked for (KernelProcess::depends_on_inputs):
