@@ -342,7 +342,7 @@ TEST(DecideTiming, FlagsAtTheirThresholds) {
 
 // The noise rules over the interleaved rounds' speedups: a difference the rounds disagree on,
 // or one within the widest spread, is noise; a spread past kNoisyMachineSpread says the machine
-// was too noisy, and the report prints no speedup within that noise.
+// was too noisy, and the report prints no speedup within twice that noise.
 struct RoundsRow {
   std::string name;
   double candidate_s, baseline_s, spread;
@@ -377,6 +377,35 @@ TEST(DecideTiming, RoundsTellNoiseFromADifference) {
       {"speedup_beyond_the_noise",
        1e-3,
        2e-3,
+       0.3,
+       10,
+       10,
+       0,
+       0.3,
+       {"unstable_timing", "noisy_machine"}},
+      // On a noisy machine the margin is twice the noise: identical work in two processes came
+      // out at 1.76x with a spread of 67%, every round on the same side.
+      {"identical_beyond_its_spread",
+       1e-3,
+       1.76e-3,
+       0.67,
+       10,
+       10,
+       0,
+       0.3,
+       {"unstable_timing", "within_noise", "noisy_machine"}},
+      {"just_within_twice_the_noise",
+       1e-3,
+       1.59e-3,
+       0.3,
+       10,
+       10,
+       0,
+       0.3,
+       {"unstable_timing", "within_noise", "noisy_machine"}},
+      {"just_beyond_twice_the_noise",
+       1e-3,
+       1.61e-3,
        0.3,
        10,
        10,
