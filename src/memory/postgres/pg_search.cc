@@ -54,21 +54,49 @@ std::string OneLine(std::string_view text, size_t max_chars = 160) {
 struct KindSql {
   SearchKind kind;
   NodeKind node;
-  const char* table;  // holds the generated tsvector column `fts`
-  const char* row;    // by id: the text to show, the op family ('' for any)[, the classes]
+  const char* table;    // holds the generated tsvector column `fts`
+  const char* columns;  // the text to show, the op family ('' for any)[, the classes]
+  const char* join;     // what `columns` read, joined to the ids of `w`
 };
 
 constexpr KindSql kSearchSql[] = {
-    {SearchKind::kAttempt, NodeKind::kAttempt, "attempts",
-     "SELECT a.decision, t.op_family, a.classes FROM attempts a JOIN tasks t ON t.id = a.task_id "
-     "WHERE a.id = ?"},
-    {SearchKind::kInsight, NodeKind::kInsight, "insights",
-     "SELECT text, op_family FROM insights WHERE id = ?"},
-    {SearchKind::kError, NodeKind::kOutcome, "outcomes",
-     "SELECT error_message, op_family FROM outcomes WHERE id = ?"},
-    {SearchKind::kTask, NodeKind::kTask, "tasks",
-     "SELECT name || ': ' || description, op_family FROM tasks WHERE id = ?"},
+    {SearchKind::kAttempt, NodeKind::kAttempt, "attempts", "a.decision, t.op_family, a.classes",
+     "JOIN attempts a ON a.id = w.id JOIN tasks t ON t.id = a.task_id"},
+    {SearchKind::kInsight, NodeKind::kInsight, "insights", "i.text, i.op_family",
+     "JOIN insights i ON i.id = w.id"},
+    {SearchKind::kError, NodeKind::kOutcome, "outcomes", "o.error_message, o.op_family",
+     "JOIN outcomes o ON o.id = w.id"},
+    {SearchKind::kTask, NodeKind::kTask, "tasks", "t.name || ': ' || t.description, t.op_family",
+     "JOIN tasks t ON t.id = w.id"},
 };
+
+// The rows of ids (?1, an array), in their order, with their place in it: one statement.
+std::string RowsSql(const KindSql& k) {
+  return "SELECT w.ord, " + std::string(k.columns) +
+         " FROM unnest(?::bigint[]) WITH ORDINALITY w(id, ord) " + k.join + " ORDER BY w.ord";
+}
+
+struct RowText {
+  bool found = false;
+  std::string text, family, classes;  // classes: an attempt's
+};
+
+// The texts and families of the ids' rows.
+Result<std::vector<RowText>> RowTexts(Db& db, const KindSql& k, const std::vector<int64_t>& ids) {
+  KOPE_ASSIGN_OR_RETURN(Query q, db.Prepare(RowsSql(k)));
+  q.Bind(1, ArrayLiteral(ids));
+  std::vector<RowText> rows(ids.size());
+  while (true) {
+    KOPE_ASSIGN_OR_RETURN(bool row, q.Step());
+    if (!row) return rows;
+    const size_t at = static_cast<size_t>(q.Int(0) - 1);
+    if (at >= rows.size()) continue;
+    rows[at].found = true;
+    rows[at].text = q.Text(1);
+    if (k.kind == SearchKind::kAttempt) rows[at].classes = q.Text(3);
+    rows[at].family = q.Text(2);
+  }
+}
 
 }  // namespace
 
@@ -86,30 +114,39 @@ Result<std::vector<SearchHit>> PostgresStore::Search(const SearchQuery& query) {
     }
     // The newest `window` matches (the GIN index finds them), ranked by ts_rank.
     const std::string table = k.table;
-    const std::string filter = k.kind == SearchKind::kError ? " AND error_message <> ''" : "";
+    const std::string filter = k.kind == SearchKind::kError ? " AND r.error_message <> ''" : "";
     KOPE_ASSIGN_OR_RETURN(
         Query ranked,
         db_->Prepare("SELECT w.id, ts_rank(w.fts, to_tsquery('english', ?1)) AS rank FROM "
                      "(SELECT id, fts FROM " +
-                     table + " WHERE fts @@ to_tsquery('english', ?1)" + filter +
+                     table + " r WHERE fts @@ to_tsquery('english', ?1)" + filter +
                      " ORDER BY id DESC LIMIT ?2) w ORDER BY rank DESC, w.id"));
     ranked.Bind(1, match).Bind(2, std::max(query.window, query.limit));
-    int taken = 0;
-    while (taken < query.limit) {
+    std::vector<std::pair<NodeId, double>> order;
+    while (true) {
       KOPE_ASSIGN_OR_RETURN(bool row, ranked.Step());
       if (!row) break;
-      const NodeId id = ranked.Int(0);
-      KOPE_ASSIGN_OR_RETURN(Query detail, db_->Prepare(k.row));
-      detail.Bind(1, id);
-      KOPE_ASSIGN_OR_RETURN(bool found, detail.Step());
-      if (!found) continue;
-      std::string_view family = detail.TextView(1);
-      if (!query.op_family.empty() && family != query.op_family &&
-          !(k.kind == SearchKind::kInsight && family.empty())) {
-        continue;
+      order.emplace_back(ranked.Int(0), ranked.Double(1));
+    }
+    // Their rows, `limit` at a time (in one statement each) until `limit` hits are in scope.
+    const size_t batch = static_cast<size_t>(query.limit);
+    int taken = 0;
+    for (size_t from = 0; from < order.size() && taken < query.limit; from += batch) {
+      std::vector<int64_t> ids;
+      for (size_t i = from; i < std::min(order.size(), from + batch); ++i) {
+        ids.push_back(order[i].first);
       }
-      hits.push_back({k.kind, {k.node, id}, ranked.Double(1), OneLine(detail.TextView(0))});
-      ++taken;
+      KOPE_ASSIGN_OR_RETURN(auto rows, RowTexts(*db_, k, ids));
+      for (size_t i = 0; i < ids.size() && taken < query.limit; ++i) {
+        const std::string& family = rows[i].family;
+        if (!rows[i].found) continue;
+        if (!query.op_family.empty() && family != query.op_family &&
+            !(k.kind == SearchKind::kInsight && family.empty())) {
+          continue;
+        }
+        hits.push_back({k.kind, {k.node, ids[i]}, order[from + i].second, OneLine(rows[i].text)});
+        ++taken;
+      }
     }
   }
   std::stable_sort(hits.begin(), hits.end(), [](const SearchHit& a, const SearchHit& b) {
@@ -130,14 +167,11 @@ Result<std::vector<double>> PostgresStore::TextRelevance(SearchKind kind,
     if (candidate.kind == kind) k = &candidate;
   }
   if (k == nullptr) return Status::InvalidArgument("unknown search kind");
-  ReadSnapshot snapshot(*db_);
-  KOPE_RETURN_IF_ERROR(snapshot.status());
-  std::vector<std::string> texts(ids.size());
-  for (size_t i = 0; i < ids.size(); ++i) {
-    KOPE_ASSIGN_OR_RETURN(Query q, db_->Prepare(k->row));
-    q.Bind(1, ids[i]);
-    KOPE_ASSIGN_OR_RETURN(bool found, q.Step());
-    if (found) texts[i] = q.Text(0) + (kind == SearchKind::kAttempt ? " " + q.Text(2) : "");
+  KOPE_ASSIGN_OR_RETURN(auto rows, RowTexts(*db_, *k, ids));
+  std::vector<std::string> texts;
+  texts.reserve(rows.size());
+  for (RowText& row : rows) {
+    texts.push_back(kind == SearchKind::kAttempt ? row.text + " " + row.classes : row.text);
   }
   std::vector<std::string_view> views(texts.begin(), texts.end());
   return LexicalBm25(views, text);
@@ -190,27 +224,23 @@ Result<std::vector<SimilarTask>> PostgresStore::SimilarTasks(NodeId task_id, int
     }
   };
   const std::string select = "SELECT " + std::string(kTaskColumns) + " FROM tasks t ";
-  if (target.size > 0) {
-    const double log_size = std::log10(target.size);
-    for (const char* tail :
-         {"WHERE t.op_family = ?1 AND t.log_size >= ?2 ORDER BY t.log_size LIMIT ?3",
-          "WHERE t.op_family = ?1 AND t.log_size < ?2 ORDER BY t.log_size DESC LIMIT ?3"}) {
-      KOPE_ASSIGN_OR_RETURN(Query q, db_->Prepare(select + tail));
-      q.Bind(1, target.op_family).Bind(2, log_size).Bind(3, fetch);
-      KOPE_RETURN_IF_ERROR(collect(q));
-    }
-  }
   {
-    KOPE_ASSIGN_OR_RETURN(Query q,
-                          db_->Prepare(select + "WHERE t.op_family = ?1 AND t.log_size IS NULL "
-                                                "ORDER BY t.id LIMIT ?2"));
-    q.Bind(1, target.op_family).Bind(2, fetch);
-    KOPE_RETURN_IF_ERROR(collect(q));
-  }
-  if (target.size <= 0) {
-    KOPE_ASSIGN_OR_RETURN(Query q,
-                          db_->Prepare(select + "WHERE t.op_family = ?1 ORDER BY t.id LIMIT ?2"));
-    q.Bind(1, target.op_family).Bind(2, fetch);
+    // The family's tasks nearest in size on either side, and those of no size: one statement.
+    static const std::string sized =
+        "(" + select + "WHERE t.op_family = ?1 AND t.log_size >= ?2 ORDER BY t.log_size LIMIT ?3)"
+        " UNION ALL (" + select +
+        "WHERE t.op_family = ?1 AND t.log_size < ?2 ORDER BY t.log_size DESC LIMIT ?3)"
+        " UNION ALL (" + select +
+        "WHERE t.op_family = ?1 AND t.log_size IS NULL ORDER BY t.id LIMIT ?3)";
+    static const std::string unsized =
+        "(" + select + "WHERE t.op_family = ?1 AND t.log_size IS NULL ORDER BY t.id LIMIT ?2)"
+        " UNION ALL (" + select + "WHERE t.op_family = ?1 ORDER BY t.id LIMIT ?2)";
+    KOPE_ASSIGN_OR_RETURN(Query q, db_->Prepare(target.size > 0 ? sized : unsized));
+    if (target.size > 0) {
+      q.Bind(1, target.op_family).Bind(2, std::log10(target.size)).Bind(3, fetch);
+    } else {
+      q.Bind(1, target.op_family).Bind(2, fetch);
+    }
     KOPE_RETURN_IF_ERROR(collect(q));
   }
   std::string match =
@@ -221,9 +251,9 @@ Result<std::vector<SimilarTask>> PostgresStore::SimilarTasks(NodeId task_id, int
     {
       // Negated ranks, so that more negative is more similar (as SQLite's BM25).
       KOPE_ASSIGN_OR_RETURN(
-          Query q, db_->Prepare("SELECT id, -ts_rank(fts, to_tsquery('english', ?1)) AS rank "
-                                "FROM tasks WHERE fts @@ to_tsquery('english', ?1) "
-                                "ORDER BY rank, id LIMIT ?2"));
+          Query q, db_->Prepare("SELECT t.id, -ts_rank(t.fts, q) AS rank FROM "
+                                "to_tsquery('english', ?1) q, tasks t WHERE t.fts @@ q "
+                                "ORDER BY rank, t.id LIMIT ?2"));
       q.Bind(1, match).Bind(2, fetch + 1);
       while (true) {
         KOPE_ASSIGN_OR_RETURN(bool row, q.Step());
@@ -231,14 +261,20 @@ Result<std::vector<SimilarTask>> PostgresStore::SimilarTasks(NodeId task_id, int
         if (q.Int(0) != task_id) text_hits.emplace_back(q.Int(0), q.Double(1));
       }
     }
+    std::vector<int64_t> missing;
+    for (const auto& [id, rank] : text_hits) {
+      if (!candidates.contains(id)) missing.push_back(id);
+    }
+    if (!missing.empty()) {  // the text hits of other sizes, in one statement
+      KOPE_ASSIGN_OR_RETURN(Query q,
+                            db_->Prepare(select + "WHERE t.id = ANY(?::bigint[]) ORDER BY t.id"));
+      q.Bind(1, ArrayLiteral(missing));
+      KOPE_RETURN_IF_ERROR(collect(q));
+    }
     for (const auto& [id, rank] : text_hits) {
       best_text = std::min(best_text, rank);
       auto it = candidates.find(id);
-      if (it == candidates.end()) {
-        KOPE_ASSIGN_OR_RETURN(TaskNode t, GetTask(id));
-        it = candidates.emplace(id, SimilarCandidate{std::move(t), 0}).first;
-      }
-      it->second.text = rank;
+      if (it != candidates.end()) it->second.text = rank;
     }
   }
   return Ranked(std::move(candidates), target, best_text, limit);

@@ -32,6 +32,27 @@ std::string JoinClasses(const std::vector<std::string>& classes) {
 int StoredKind(NodeKind kind) { return static_cast<int>(kind); }
 NodeKind KindFromStored(int64_t stored) { return static_cast<NodeKind>(stored); }
 
+std::string ArrayLiteral(const std::vector<int64_t>& values) {
+  std::string out = "{";
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i > 0) out += ',';
+    out += std::to_string(values[i]);
+  }
+  return out + "}";
+}
+
+Result<std::vector<AttemptView>> ReadViews(Query& q) {
+  std::vector<AttemptView> views;
+  while (true) {
+    KOPE_ASSIGN_OR_RETURN(bool row, q.Step());
+    if (!row) return views;
+    AttemptView view;
+    view.attempt = ReadAttempt(q, 0);
+    if (!q.IsNull(kAttemptColumnCount)) view.outcome = ReadOutcome(q, kAttemptColumnCount);
+    views.push_back(std::move(view));
+  }
+}
+
 AttemptNode ReadAttempt(const Query& q, int c) {
   AttemptNode a;
   a.id = q.Int(c);

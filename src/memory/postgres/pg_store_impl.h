@@ -49,6 +49,12 @@ std::string JoinClasses(const std::vector<std::string>& classes);
 // Node kinds as stored in used.target_kind / usage.target_kind.
 int StoredKind(NodeKind kind);
 NodeKind KindFromStored(int64_t stored);
+// Integers as a PostgreSQL array literal ("{1,2,3}"), bound as text and cast in the statement
+// (`?::bigint[]`): a set-based query sends its whole list in one round trip.
+std::string ArrayLiteral(const std::vector<int64_t>& values);
+// The attempt views a query's rows hold: an attempt's columns (kAttemptColumns), then an
+// outcome's (kOutcomeColumns, all NULL where the attempt has none).
+Result<std::vector<AttemptView>> ReadViews(Query& q);
 
 class PostgresStore final : public GraphStore {
  public:
@@ -114,10 +120,11 @@ class PostgresStore final : public GraphStore {
 
   // The helpers below expect mu_ to be held.
   Result<AttemptNode> LoadAttempt(NodeId id);
-  Result<std::optional<OutcomeNode>> LatestOutcome(NodeId attempt);
-  Result<std::vector<AttemptView>> ViewsOf(const std::vector<NodeId>& attempt_ids);
-  // The attempts whose ids `sql` selects (its one parameter bound to `id`), in one snapshot.
-  Result<std::vector<AttemptView>> SelectViews(std::string_view sql, NodeId id);
+  // The attempts `tail` selects (a WHERE and ORDER BY over `attempts a`, its one parameter
+  // bound to `id`), each with its latest outcome: one statement.
+  Result<std::vector<AttemptView>> SelectViews(std::string_view tail, NodeId id);
+  // The outcomes of these ids, in this order, each with its attempt: one statement.
+  Result<std::vector<AttemptView>> OutcomeViews(const std::vector<NodeId>& outcome_ids);
   // The facts are the caches' own: a run's stay valid until ForgetCaches, an attempt's until the
   // next Remember (which may evict it).
   Result<const RunFacts*> FactsOfRun(NodeId run);
