@@ -52,13 +52,13 @@ Result<std::vector<AttemptView>> PostgresStore::OutcomeViews(const std::vector<N
 
 Result<std::vector<AttemptView>> PostgresStore::Lineage(NodeId attempt) {
   std::lock_guard lock(mu_);
-  static const std::string sql =
-      ViewSql("WITH RECURSIVE chain(id, parent, depth) AS ("
-              " SELECT id, parent_id, 0 FROM attempts WHERE id = ?"
-              " UNION ALL SELECT a.id, a.parent_id, c.depth + 1"
-              " FROM attempts a JOIN chain c ON a.id = c.parent"
-              " WHERE c.depth < 1000000)",
-              "chain c JOIN attempts a ON a.id = c.id", "ORDER BY c.depth DESC");
+  static const std::string sql = ViewSql(
+      "WITH RECURSIVE chain(id, parent, depth) AS ("
+      " SELECT id, parent_id, 0 FROM attempts WHERE id = ?"
+      " UNION ALL SELECT a.id, a.parent_id, c.depth + 1"
+      " FROM attempts a JOIN chain c ON a.id = c.parent"
+      " WHERE c.depth < 1000000)",
+      "chain c JOIN attempts a ON a.id = c.id", "ORDER BY c.depth DESC");
   KOPE_ASSIGN_OR_RETURN(Query q, db_->Prepare(sql));
   q.Bind(1, attempt);
   KOPE_ASSIGN_OR_RETURN(std::vector<AttemptView> views, ReadViews(q));
@@ -96,10 +96,10 @@ Result<std::vector<AttemptView>> PostgresStore::AttemptsWithSource(NodeId task_i
   if (!IsValidKey(source_hash)) {
     return Status::InvalidArgument("bad source hash '" + std::string(source_hash) + "'");
   }
-  static const std::string sql = ViewSql(
-      "", "attempts a",
-      "WHERE a.source_id = (SELECT id FROM sources WHERE hash = ?) AND a.task_id = ? AND "
-      "a.hardware_id = ? ORDER BY a.id");
+  static const std::string sql =
+      ViewSql("", "attempts a",
+              "WHERE a.source_id = (SELECT id FROM sources WHERE hash = ?) AND a.task_id = ? AND "
+              "a.hardware_id = ? ORDER BY a.id");
   KOPE_ASSIGN_OR_RETURN(Query q, db_->Prepare(sql));
   q.BindBlob(1, KeyToBlob(source_hash)).Bind(2, task_id).Bind(3, hardware_id);
   return ReadViews(q);
@@ -123,8 +123,8 @@ constexpr std::string_view kRankedColumns =
     "SELECT o.speedup, o.id, o.attempt_id, o.hardware_id, o.op_family FROM outcomes o WHERE";
 
 // The statements that read ranked outcomes, best first within a list, at most ?3 (a task's, one
-// list's) or ?2 rows per list (a family's list on every hardware, a hardware's on every family: one statement
-// whose LATERAL join reads each list from its index, outcomes_best_hardware_family).
+// list's) or ?2 rows per list (a family's list on every hardware, a hardware's on every family: one
+// statement whose LATERAL join reads each list from its index, outcomes_best_hardware_family).
 const std::string& ByTask() {
   static const std::string sql = std::string(kRankedColumns) + std::string(kRankable) +
                                  "AND o.task_id = ?1 AND (?2 = 0 OR o.hardware_id = ?2) "

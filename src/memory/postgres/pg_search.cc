@@ -227,14 +227,18 @@ Result<std::vector<SimilarTask>> PostgresStore::SimilarTasks(NodeId task_id, int
   {
     // The family's tasks nearest in size on either side, and those of no size: one statement.
     static const std::string sized =
-        "(" + select + "WHERE t.op_family = ?1 AND t.log_size >= ?2 ORDER BY t.log_size LIMIT ?3)"
-        " UNION ALL (" + select +
+        "(" + select +
+        "WHERE t.op_family = ?1 AND t.log_size >= ?2 ORDER BY t.log_size LIMIT ?3)"
+        " UNION ALL (" +
+        select +
         "WHERE t.op_family = ?1 AND t.log_size < ?2 ORDER BY t.log_size DESC LIMIT ?3)"
-        " UNION ALL (" + select +
-        "WHERE t.op_family = ?1 AND t.log_size IS NULL ORDER BY t.id LIMIT ?3)";
+        " UNION ALL (" +
+        select + "WHERE t.op_family = ?1 AND t.log_size IS NULL ORDER BY t.id LIMIT ?3)";
     static const std::string unsized =
-        "(" + select + "WHERE t.op_family = ?1 AND t.log_size IS NULL ORDER BY t.id LIMIT ?2)"
-        " UNION ALL (" + select + "WHERE t.op_family = ?1 ORDER BY t.id LIMIT ?2)";
+        "(" + select +
+        "WHERE t.op_family = ?1 AND t.log_size IS NULL ORDER BY t.id LIMIT ?2)"
+        " UNION ALL (" +
+        select + "WHERE t.op_family = ?1 ORDER BY t.id LIMIT ?2)";
     KOPE_ASSIGN_OR_RETURN(Query q, db_->Prepare(target.size > 0 ? sized : unsized));
     if (target.size > 0) {
       q.Bind(1, target.op_family).Bind(2, std::log10(target.size)).Bind(3, fetch);
@@ -250,10 +254,10 @@ Result<std::vector<SimilarTask>> PostgresStore::SimilarTasks(NodeId task_id, int
     std::vector<std::pair<NodeId, double>> text_hits;
     {
       // Negated ranks, so that more negative is more similar (as SQLite's BM25).
-      KOPE_ASSIGN_OR_RETURN(
-          Query q, db_->Prepare("SELECT t.id, -ts_rank(t.fts, q) AS rank FROM "
-                                "to_tsquery('english', ?1) q, tasks t WHERE t.fts @@ q "
-                                "ORDER BY rank, t.id LIMIT ?2"));
+      KOPE_ASSIGN_OR_RETURN(Query q,
+                            db_->Prepare("SELECT t.id, -ts_rank(t.fts, q) AS rank FROM "
+                                         "to_tsquery('english', ?1) q, tasks t WHERE t.fts @@ q "
+                                         "ORDER BY rank, t.id LIMIT ?2"));
       q.Bind(1, match).Bind(2, fetch + 1);
       while (true) {
         KOPE_ASSIGN_OR_RETURN(bool row, q.Step());
