@@ -353,26 +353,18 @@ class Episode {
         observer->OnActivity(prefix + std::string(line));
       };
     }
-    if (eval.pool == nullptr) {
-      // The task's runners stay loaded from one candidate to the next; where a runner's start
-      // is expensive (a CUDA context, PyTorch's import), the next one starts ahead.
-      if (pool_ == nullptr) {
-        RunnerPoolOptions pool_options;
-        pool_options.spares = backend_.name() == "cuda" || task_.torch.has_value();
-        pool_options.scratch_root = eval.scratch_root;
-        pool_ = std::make_shared<RunnerPool>(pool_options);
-      }
-      eval.pool = pool_;
+    if (options_.evaluator == nullptr && local_ == nullptr) {
+      local_ = std::make_unique<LocalEvaluator>(backend_);
     }
-    Evaluator evaluator(backend_, eval);
+    CandidateEvaluator& evaluator = options_.evaluator != nullptr ? *options_.evaluator : *local_;
     const double t0 = Now();
     const std::string name = CandidateFileName(source, language_, id);
-    Result<Outcome> outcome = evaluator.Evaluate(task_, source, name);
+    Result<memory::OutcomeNode> outcome = evaluator.Evaluate(task_, source, name, eval);
     eval_seconds_ += Now() - t0;
     report_.session_evaluations++;
     if (!outcome.ok()) return outcome.status();
 
-    memory::OutcomeNode recorded = record::OutcomeNodeFor(*outcome);
+    memory::OutcomeNode recorded = std::move(*outcome);
     recorded.attempt_id = id;
     recorded.error_signature = memory::NormalizeError(recorded.error_message);
     std::optional<memory::AttemptView> parent;
@@ -434,7 +426,7 @@ class Episode {
   const EpisodeOptions& options_;
 
   std::string language_;
-  std::shared_ptr<RunnerPool> pool_;  // runners kept between this episode's evaluations
+  std::unique_ptr<LocalEvaluator> local_;  // without options_.evaluator: runners kept loaded
   HardwareInfo hardware_;
   memory::TaskNode task_node_;
   memory::HardwareNode hardware_node_;

@@ -8,6 +8,7 @@
 #include "episode_flags.h"
 #include "kope/agent/backend_choice.h"
 #include "kope/bench_suite/suite.h"
+#include "kope/memory/model.h"
 #include "kope/memory/store_location.h"
 
 namespace kope::cli {
@@ -19,15 +20,14 @@ struct BenchArgs {
   std::string name;
   std::string out;
   int jobs = 1;
-  EpisodeFlags episode;
-  std::string workers;                                  // --workers URL: evaluate on the queue
-  std::vector<std::string> candidates{"optimized.cc"};  // with --workers
-  AblationArgs ablation;                                // with --ablation
+  EpisodeFlags episode;                 // with --workers: the episodes evaluate on the queue
+  std::vector<std::string> candidates;  // with --workers: evaluate these files, no episodes
+  AblationArgs ablation;                // with --ablation
 };
 
 int RunBench(BenchArgs& args) {
   if (!args.ablation.factor.empty()) {
-    if (!args.workers.empty()) {
+    if (!args.episode.workers.empty()) {
       std::cerr << "kope bench: --ablation runs episodes; it does not take --workers\n";
       return 2;
     }
@@ -37,8 +37,12 @@ int RunBench(BenchArgs& args) {
     args.ablation.episode = args.episode;
     return RunBenchAblation(args.ablation);
   }
-  if (!args.workers.empty()) {
-    return RunBenchOnWorkers({args.workers, args.dir, args.name, args.candidates, 5,
+  if (!args.candidates.empty()) {
+    if (args.episode.workers.empty()) {
+      std::cerr << "kope bench: --candidate files are evaluated by workers: give --workers\n";
+      return 2;
+    }
+    return RunBenchOnWorkers({args.episode.workers, args.dir, args.name, args.candidates, 5,
                               args.episode.no_bubblewrap, args.episode.json, args.episode.quiet});
   }
   Result<std::string> location = memory::ResolveStoreLocation(args.episode.store);
@@ -72,6 +76,13 @@ int RunBench(BenchArgs& args) {
     return 2;
   }
 
+  Result<WorkerEvaluation> workers = OpenWorkerEvaluation(
+      args.episode, **backend, "bench:" + args.dir + ":" + std::to_string(memory::NowMillis()));
+  if (!workers.ok()) {
+    std::cerr << "kope bench: " << workers.status().message() << "\n";
+    return workers.status().code() == StatusCode::kInvalidArgument ? 2 : 1;
+  }
+
   bench_suite::SuiteOptions options;
   options.name = args.name;
   options.jobs = args.jobs;
@@ -79,6 +90,7 @@ int RunBench(BenchArgs& args) {
   ApplyEpisodeFlags(args.episode, options.episode);
   options.episode.config_json = proposers->config_json();
   options.episode.cancel = InterruptGuard::cancel();
+  options.episode.evaluator = workers->evaluator.get();
   if (!args.episode.quiet) options.log = &std::cerr;
 
   Result<bench_suite::SuiteReport> report = [&] {
@@ -159,13 +171,12 @@ void RegisterBenchCommand(CLI::App& app, int* exit_code) {
   cmd->add_flag("--json", args->episode.json, "Print the report as JSON");
   cmd->add_flag("--no-bwrap", args->episode.no_bubblewrap, "Do not use bubblewrap");
   cmd->add_flag("-q,--quiet", args->episode.quiet, "No progress lines");
-  cmd->add_option("--workers", args->workers,
-                  "Instead of episodes: enqueue an evaluation of each task's candidate files in "
-                  "this shared store's queue (postgresql://...), for `kope worker` processes, "
-                  "and collect the verdicts");
+  cmd->add_option("--workers", args->episode.workers,
+                  "Evaluate the episodes' candidates on `kope worker` processes through the "
+                  "queue of this shared store (postgresql://...), instead of here");
   cmd->add_option("--candidate", args->candidates,
-                  "With --workers: the candidate file names to evaluate in each task folder "
-                  "(repeatable; default optimized.cc)");
+                  "With --workers, instead of episodes: evaluate these candidate files of each "
+                  "task folder (repeatable) and collect the verdicts");
   cmd->add_option("--ablation", args->ablation.factor,
                   "Instead of one pass: the suite's arms that differ only in this factor "
                   "(memory: a fresh graph per task vs one accumulating graph, in the suite's "

@@ -2,6 +2,10 @@
 
 #include <csignal>
 
+#include "kope/memory/postgres/postgres_store.h"
+#include "kope/memory/store_location.h"
+#include "queue_evaluator.h"
+
 namespace kope::cli {
 namespace {
 
@@ -36,6 +40,24 @@ void ApplyEpisodeFlags(const EpisodeFlags& flags, agent::EpisodeOptions& options
   options.confirm = !flags.no_confirm;
   options.language = flags.language;
   options.eval.use_bubblewrap = !flags.no_bubblewrap;
+}
+
+Result<WorkerEvaluation> OpenWorkerEvaluation(const EpisodeFlags& flags, Backend& backend,
+                                              std::string_view batch) {
+  WorkerEvaluation out;
+  if (flags.workers.empty()) return out;
+  KOPE_ASSIGN_OR_RETURN(std::string url, memory::ResolveStoreLocation(flags.workers));
+  if (!memory::IsPostgresLocation(url)) {
+    return Status::InvalidArgument(
+        "--workers takes the shared PostgreSQL store whose queue the "
+        "workers read (postgresql://...), not '" +
+        flags.workers + "'");
+  }
+  KOPE_ASSIGN_OR_RETURN(HardwareInfo hardware, backend.Hardware());
+  KOPE_ASSIGN_OR_RETURN(out.queue, queue::OpenJobQueue(url));
+  out.evaluator = std::make_unique<QueueEvaluator>(*out.queue, std::string(batch), hardware.device,
+                                                   InterruptGuard::cancel());
+  return out;
 }
 
 InterruptGuard::InterruptGuard() {

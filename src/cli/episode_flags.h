@@ -6,10 +6,13 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <string_view>
 
 #include "kope/agent/episode.h"
 #include "kope/agent/proposer_setup.h"
+#include "kope/queue/job_queue.h"
 
 namespace kope::cli {
 
@@ -32,6 +35,7 @@ struct EpisodeFlags {
   bool json = false;
   bool no_bubblewrap = false;
   bool quiet = false;
+  std::string workers;  // --workers URL: evaluate on `kope worker` processes through its queue
 };
 
 // The proposer the flags choose; its context budget the default.
@@ -41,6 +45,15 @@ agent::ProposerChoice ProposerChoiceOf(const EpisodeFlags& flags,
 // Sets the budgets, stop rules, confirmation, candidate language and sandbox of `options`; leaves
 // the rest as it is.
 void ApplyEpisodeFlags(const EpisodeFlags& flags, agent::EpisodeOptions& options);
+
+// With --workers: the queue that carries the episodes' evaluations to `kope worker` processes,
+// and the evaluator that uses it for runs on `backend`'s hardware (null: --workers not given).
+struct WorkerEvaluation {
+  std::unique_ptr<queue::JobQueue> queue;
+  std::unique_ptr<agent::CandidateEvaluator> evaluator;
+};
+Result<WorkerEvaluation> OpenWorkerEvaluation(const EpisodeFlags& flags, Backend& backend,
+                                              std::string_view batch);
 
 // While a guard lives, SIGINT and SIGTERM set the flag that `cancel()` returns instead of ending
 // kope; a second one ends kope at once (the graph keeps everything recorded so far). The

@@ -14,6 +14,7 @@
 #include "kope/agent/episode.h"
 #include "kope/agent/progress.h"
 #include "kope/agent/proposer_setup.h"
+#include "kope/memory/model.h"
 #include "kope/memory/store_location.h"
 #include "kope/torch_bridge/bridge.h"
 
@@ -116,9 +117,16 @@ int RunOptimize(const OptimizeArgs& args) {
   if (!proposers.ok()) return Fail(proposers.status(), 2);
   std::unique_ptr<agent::Proposer> proposer = proposers->Make();
 
+  Result<WorkerEvaluation> workers =
+      OpenWorkerEvaluation(args.episode, **backend,
+                           "optimize:" + task->name + ":" + std::to_string(memory::NowMillis()));
+  if (!workers.ok()) {
+    return Fail(workers.status(), workers.status().code() == StatusCode::kInvalidArgument ? 2 : 1);
+  }
+  agent::EpisodeOptions options = EpisodeOptionsOf(args, *language, proposers->config_json());
+  options.evaluator = workers->evaluator.get();
   Result<agent::EpisodeReport> report =
-      RunCancellableEpisode(args, **store, **backend, *task, *proposer,
-                            EpisodeOptionsOf(args, *language, proposers->config_json()));
+      RunCancellableEpisode(args, **store, **backend, *task, *proposer, std::move(options));
   if (!report.ok()) return Fail(report.status(), 1);
   Result<std::string> out = WriteBest(args, *task, **backend, *report);
   if (!out.ok()) return Fail(out.status(), 1);
@@ -143,6 +151,9 @@ void RegisterOptimizeCommand(CLI::App& app, int* exit_code) {
                   "LLM configuration file (default: $KOPE_LLM_CONFIG)");
   cmd->add_option("--store", args->episode.store,
                   "Experience store (default: $KOPE_STORE, else the user's data folder)");
+  cmd->add_option("--workers", args->episode.workers,
+                  "Evaluate every candidate on `kope worker` processes through the queue of this "
+                  "shared store (postgresql://...), instead of here");
   cmd->add_option("--backend", args->episode.backend, "auto, cpu or cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   cmd->add_option(

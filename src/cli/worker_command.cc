@@ -10,6 +10,7 @@
 #include "episode_flags.h"
 #include "eval_backend.h"
 #include "kope/eval/evaluator.h"
+#include "kope/eval/runner_pool.h"
 #include "kope/memory/postgres/postgres_store.h"
 #include "kope/memory/record.h"
 #include "kope/memory/store_location.h"
@@ -18,6 +19,7 @@
 #include "kope/queue/worker.h"
 #include "kope/record/graph_nodes.h"
 #include "kope/torch_bridge/bridge.h"
+#include "queue_evaluator.h"
 
 namespace kope::cli {
 namespace {
@@ -76,13 +78,32 @@ class JobRunners {
       options.timing = TimingPolicy::Confirm();
       options.timing_label = "confirm";
     }
+    options.pool = PoolFor(job.task, *backend, task);
     Evaluator evaluator(*backend, options);
     KOPE_ASSIGN_OR_RETURN(Outcome outcome,
                           evaluator.Evaluate(task, job.candidate_source, job.candidate_name));
     if (job.record) {
       KOPE_RETURN_IF_ERROR(Record(claimed, job, task, backend->language(), outcome));
     }
-    return OutcomeToJson(outcome, -1);
+    return EvalJobResult(outcome);
+  }
+
+  // The runners of the task's last jobs stay loaded, as in a local episode: the next candidate
+  // of an episode evaluated here starts no process and imports nothing again.
+  std::shared_ptr<RunnerPool> PoolFor(const std::string& task_path, const Backend& backend,
+                                      const Task& task) {
+    constexpr size_t kPools = 4;
+    const std::string key = task_path + "\n" + std::string(backend.name());
+    auto it = pools_.find(key);
+    if (it != pools_.end()) return it->second;
+    if (pool_order_.size() >= kPools) {
+      pools_.erase(pool_order_.front());
+      pool_order_.erase(pool_order_.begin());
+    }
+    RunnerPoolOptions options;
+    options.spares = backend.name() == "cuda" || task.torch.has_value();
+    pool_order_.push_back(key);
+    return pools_.emplace(key, std::make_shared<RunnerPool>(options)).first->second;
   }
 
   // As `kope eval --record`, under the job's keys: a job run again records nothing new.
@@ -106,6 +127,8 @@ class JobRunners {
   const WorkerArgs& args_;
   memory::GraphStore& store_;
   std::map<std::string, std::unique_ptr<Backend>> backends_;
+  std::map<std::string, std::shared_ptr<RunnerPool>> pools_;  // by task and backend
+  std::vector<std::string> pool_order_;                       // oldest first
 };
 
 int RunWorkerCommand(const WorkerArgs& args) {

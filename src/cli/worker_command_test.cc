@@ -1,6 +1,6 @@
 // `kope worker` processes against one database: every job done exactly once, also when a worker
 // is killed (SIGKILL) in the middle of a job; `kope bench --workers` collects the verdicts, and an
-// eval job is recorded once even when run twice.
+// eval job is recorded once even when run twice; `kope optimize --workers` evaluates on them.
 // KOPE_QUEUE_STRESS sets how many kill rounds to run (default 2; bench/queue/stress runs more).
 #include <gtest/gtest.h>
 #include <libpq-fe.h>
@@ -146,7 +146,7 @@ TEST_F(WorkerCommandTest, BenchOnWorkersCollectsVerdictsRecordedOnceEvenWhenRunT
   options.timeout_seconds = 300;
   Result<ProcessResult> bench =
       RunProcess({(fs::path(testing::BinaryDir()) / "kope").string(), "bench", suite.string(),
-                  "--workers", url_, "--no-bwrap"},
+                  "--workers", url_, "--candidate", "optimized.cc", "--no-bwrap"},
                  options);
   fs::remove_all(suite);
   ASSERT_TRUE(bench.ok()) << bench.status().ToString();
@@ -166,6 +166,62 @@ TEST_F(WorkerCommandTest, BenchOnWorkersCollectsVerdictsRecordedOnceEvenWhenRunT
   EXPECT_EQ(stats.runs, 1);
   EXPECT_EQ(stats.attempts, 1);
   EXPECT_EQ(stats.outcomes, 1);
+}
+
+// `kope optimize --workers`: every candidate of the episode is
+// evaluated by the worker (one eval job each, recording nothing in the queue's store), and the
+// episode records their outcomes in its own store.
+TEST_F(WorkerCommandTest, OptimizeOnWorkersEvaluatesEveryCandidateOnAWorker) {
+  const fs::path dir = fs::temp_directory_path() / ("kope-optw-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string local = (dir / "graph.db").string();
+  const int worker = StartWorker("ow", {"--backend", "cpu", "--idle-exit", "5"});
+  ProcessOptions options;
+  options.timeout_seconds = 300;
+  options.working_dir = dir.string();
+  // The worker's cache: the hardware it measured once is the run's too.
+  options.extra_env = {"KOPE_CACHE_DIR=" +
+                       (fs::path(testing::BinaryDir()) / "test-cache").string()};
+  Result<ProcessResult> run =
+      RunProcess({(fs::path(testing::BinaryDir()) / "kope").string(), "optimize",
+                  (fs::path(testing::SourceDir()) / "examples" / "gelu").string(), "--attempts",
+                  "3", "--no-confirm", "--backend", "cpu", "--store", local, "--workers", url_,
+                  "--no-bwrap", "--json", "-q"},
+                 options);
+  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  EXPECT_EQ(run->exit_code, 0) << run->output;
+  const nlohmann::json report =
+      nlohmann::json::parse(run->output.substr(run->output.find('{')), nullptr, false);
+  ASSERT_TRUE(report.is_object()) << run->output;
+  const int evaluations = report.value("session_evaluations", 0);
+  EXPECT_EQ(evaluations, 3) << run->output;
+
+  PGconn* conn = PQconnectdb(url_.c_str());
+  PGresult* jobs = PQexec(conn,
+                          "SELECT count(*), count(*) FILTER (WHERE state = 'done' AND worker = "
+                          "'ow' AND claims = 1) FROM kope_jobs WHERE batch LIKE "
+                          "'optimize:gelu:%'");
+  ASSERT_EQ(PQresultStatus(jobs), PGRES_TUPLES_OK) << PQerrorMessage(conn);
+  EXPECT_EQ(std::atoi(PQgetvalue(jobs, 0, 0)), evaluations);
+  EXPECT_EQ(std::atoi(PQgetvalue(jobs, 0, 1)), evaluations);
+  PQclear(jobs);
+  PQfinish(conn);
+  EXPECT_EQ(ValueOrDie(ValueOrDie(memory::OpenStore(url_))->Stats()).outcomes, 0);
+
+  std::unique_ptr<memory::GraphStore> graph = ValueOrDie(memory::OpenStore(local));
+  EXPECT_EQ(ValueOrDie(graph->Stats()).outcomes, evaluations);
+  const int64_t run_id = report.value("run", int64_t{0});
+  ASSERT_GT(run_id, 0) << run->output;
+  for (const memory::AttemptView& v : ValueOrDie(graph->RunAttempts(run_id))) {
+    ASSERT_TRUE(v.outcome.has_value());
+    EXPECT_EQ(v.outcome->verdict, "valid") << v.outcome->error_message;
+    const nlohmann::json evidence = nlohmann::json::parse(v.outcome->evidence_json);
+    EXPECT_EQ(evidence.value("verdict", ""), "valid");
+    EXPECT_FALSE(evidence.contains("recorded"));
+  }
+  ::kill(worker, SIGTERM);
+  EXPECT_EQ(Wait(worker), 0);
+  fs::remove_all(dir);
 }
 
 }  // namespace

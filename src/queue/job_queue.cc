@@ -166,9 +166,24 @@ class PostgresJobQueue final : public JobQueue {
   Result<std::vector<JobRecord>> Jobs(std::string_view batch) override {
     std::lock_guard lock(mu_);
     KOPE_ASSIGN_OR_RETURN(Query q,
-                          db_->Prepare("SELECT id, key, kind, batch, state, worker, claims, "
-                                       "result, error FROM kope_jobs WHERE batch = ? ORDER BY id"));
+                          db_->Prepare(std::string(kRecordSelect) + "WHERE batch = ? ORDER BY id"));
     q.Bind(1, batch);
+    return ReadRecords(q);
+  }
+
+  Result<JobRecord> Job(int64_t id) override {
+    std::lock_guard lock(mu_);
+    KOPE_ASSIGN_OR_RETURN(Query q, db_->Prepare(std::string(kRecordSelect) + "WHERE id = ?"));
+    q.Bind(1, id);
+    KOPE_ASSIGN_OR_RETURN(std::vector<JobRecord> records, ReadRecords(q));
+    if (records.empty()) return Status::NotFound("no job " + std::to_string(id) + " in the queue");
+    return records.front();
+  }
+
+  static constexpr std::string_view kRecordSelect =
+      "SELECT id, key, kind, batch, state, worker, claims, result, error FROM kope_jobs ";
+
+  static Result<std::vector<JobRecord>> ReadRecords(Query& q) {
     std::vector<JobRecord> out;
     while (true) {
       KOPE_ASSIGN_OR_RETURN(bool row, q.Step());

@@ -51,6 +51,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kope/agent/candidate_evaluator.h"
 #include "kope/agent/proposer.h"
 #include "kope/agent/reflection.h"
 #include "kope/backend/backend.h"
@@ -175,6 +176,10 @@ struct EpisodeOptions {
   std::string config_json = "{}";
   const std::atomic<bool>* cancel = nullptr;  // not owned
   EpisodeObserver* observer = nullptr;        // not owned
+  // Where candidates are evaluated (not owned; shared by episodes that run at once, so
+  // thread-safe); null: here, on the episode's backend (LocalEvaluator). The run's hardware is
+  // the backend's either way.
+  CandidateEvaluator* evaluator = nullptr;
 };
 
 Result<EpisodeReport> RunEpisode(memory::GraphStore& store, Backend& backend, const Task& task,

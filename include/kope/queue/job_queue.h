@@ -99,6 +99,8 @@ class JobQueue {
   virtual Result<BatchProgress> Progress(std::string_view batch) = 0;
   // Every job of a batch, by id.
   virtual Result<std::vector<JobRecord>> Jobs(std::string_view batch) = 0;
+  // One job; NotFound when the queue has no job of that id.
+  virtual Result<JobRecord> Job(int64_t id) = 0;
 };
 
 // Connects to the database at `url` (a libpq URL, as for the store) and creates the table when

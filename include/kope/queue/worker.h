@@ -29,7 +29,7 @@ using JobRunner = std::function<Result<std::string>(const ClaimedJob& job)>;
 struct WorkerOptions {
   std::string name;  // the worker's name in the queue: host, pid, GPU
   double lease_seconds = 30;
-  double poll_seconds = 0.5;       // wait between empty claims
+  double poll_seconds = 0.05;      // wait between empty claims (one indexed query each)
   double idle_exit_seconds = 0;    // 0: never; else stop after this long without a job
   int max_jobs = 0;                // 0: no limit
   std::vector<std::string> kinds;  // the kinds this worker runs; empty: all

@@ -1,0 +1,50 @@
+// Where an episode's candidates are evaluated. LocalEvaluator runs them on this machine's
+// backend, keeping the task's runners loaded from one candidate to the next; another
+// implementation may run them elsewhere (`kope optimize --workers`: by `kope worker` processes,
+// through the shared store's queue). Either way the episode gets the outcome as the graph
+// records it, and records it itself.
+#ifndef KOPE_AGENT_CANDIDATE_EVALUATOR_H_
+#define KOPE_AGENT_CANDIDATE_EVALUATOR_H_
+
+#include <memory>
+#include <string_view>
+
+#include "kope/backend/backend.h"
+#include "kope/base/status.h"
+#include "kope/eval/evaluator.h"
+#include "kope/eval/runner_pool.h"
+#include "kope/memory/model.h"
+#include "kope/task/task.h"
+
+namespace kope::agent {
+
+class CandidateEvaluator {
+ public:
+  virtual ~CandidateEvaluator() = default;
+
+  // The outcome of `source` (written to the file `name`) on `task` under `options` (the episode
+  // sets their timing policy and progress), as the graph records it (record::OutcomeNodeFor);
+  // its ids are the caller's to set. A Status error: the evaluation itself could not be made.
+  virtual Result<memory::OutcomeNode> Evaluate(const Task& task, std::string_view source,
+                                               std::string_view name,
+                                               const EvalOptions& options) = 0;
+};
+
+// On `backend` (not owned), in this process. Unless the options bring a RunnerPool, the first
+// evaluation starts one that the next ones reuse: the task's runners stay loaded, and where a
+// runner's start is expensive (a CUDA context, PyTorch's import) the next one starts ahead.
+class LocalEvaluator final : public CandidateEvaluator {
+ public:
+  explicit LocalEvaluator(Backend& backend) : backend_(backend) {}
+
+  Result<memory::OutcomeNode> Evaluate(const Task& task, std::string_view source,
+                                       std::string_view name, const EvalOptions& options) override;
+
+ private:
+  Backend& backend_;
+  std::shared_ptr<RunnerPool> pool_;
+};
+
+}  // namespace kope::agent
+
+#endif  // KOPE_AGENT_CANDIDATE_EVALUATOR_H_
