@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "context_meter.h"
+#include "kope/bench_suite/suite.h"
 #include "kope/eval/runner_pool.h"
 #include "kope/memory/exchange.h"
 #include "kope/memory/store_location.h"
@@ -22,15 +23,6 @@ namespace fs = std::filesystem;
 
 double Now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-std::string UtcNow() {
-  std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buffer[32];
-  std::strftime(buffer, sizeof(buffer), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buffer;
 }
 
 struct SuiteTask {

@@ -17,15 +17,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string UtcNow() {
-  std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buffer[32];
-  std::strftime(buffer, sizeof(buffer), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buffer;
-}
-
 double Now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
@@ -76,9 +67,8 @@ class Suite {
       Log(fmt::format("[{}] error: {}", task->name, result->error));
       return;
     }
-    const bool recorded = report->session_attempts == 0 && report->session_evaluations == 0 &&
-                          report->resumed && report->stop_reason != "error";
-    result->status = recorded ? "recorded" : "ran";
+    result->status = TaskStatusOf(*report);
+    const bool recorded = result->status == "recorded";
     report->cost_usd = proposers_.CostUsd(report->prompt_tokens, report->completion_tokens);
     result->report = std::move(*report);
     const agent::EpisodeReport& r = *result->report;
@@ -106,6 +96,21 @@ class Suite {
 };
 
 }  // namespace
+
+std::string TaskStatusOf(const agent::EpisodeReport& report) {
+  const bool recorded = report.session_attempts == 0 && report.session_evaluations == 0 &&
+                        report.resumed && report.stop_reason != "error";
+  return recorded ? "recorded" : "ran";
+}
+
+std::string UtcNow() {
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buffer[32];
+  std::strftime(buffer, sizeof(buffer), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buffer;
+}
 
 bool TaskResult::valid() const {
   return report && report->best && report->best->verdict == "valid" && report->best->speedup;

@@ -22,6 +22,7 @@ struct BenchArgs {
   int jobs = 1;
   EpisodeFlags episode;                 // with --workers: the episodes evaluate on the queue
   std::vector<std::string> candidates;  // with --workers: evaluate these files, no episodes
+  bool episodes_on_workers = false;     // with --workers: the whole episodes run there
   AblationArgs ablation;                // with --ablation
 };
 
@@ -36,6 +37,13 @@ int RunBench(BenchArgs& args) {
     args.ablation.out = args.out;
     args.ablation.episode = args.episode;
     return RunBenchAblation(args.ablation);
+  }
+  if (args.episodes_on_workers) {
+    if (args.episode.workers.empty()) {
+      std::cerr << "kope bench: --episodes-on-workers needs --workers URL\n";
+      return 2;
+    }
+    return RunSuiteOnWorkers({args.episode.workers, args.dir, args.name, args.out, args.episode});
   }
   if (!args.candidates.empty()) {
     if (args.episode.workers.empty()) {
@@ -174,6 +182,9 @@ void RegisterBenchCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--workers", args->episode.workers,
                   "Evaluate the episodes' candidates on `kope worker` processes through the "
                   "queue of this shared store (postgresql://...), instead of here");
+  cmd->add_flag("--episodes-on-workers", args->episodes_on_workers,
+                "With --workers: run each task's whole episode on a worker (proposing too), "
+                "recorded in the shared store; for a cluster whose GPUs only the workers have");
   cmd->add_option("--candidate", args->candidates,
                   "With --workers, instead of episodes: evaluate these candidate files of each "
                   "task folder (repeatable) and collect the verdicts");

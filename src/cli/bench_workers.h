@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "episode_flags.h"
+
 namespace kope::cli {
 
 struct BenchWorkersArgs {
@@ -26,6 +28,22 @@ struct BenchWorkersArgs {
 // Returns the process exit code: 0 when every job completed, 1 when one failed or the wait ran
 // out, 2 for bad input (no task with a candidate).
 int RunBenchOnWorkers(const BenchWorkersArgs& args);
+
+// `kope bench DIR --workers URL --episodes-on-workers`: each task's whole episode run by a
+// worker (an episode job: episode_job.h), recorded in the shared store under the suite's label,
+// and the suite's report (report.json, report.csv, speedup.svg in `out`) made from the runs the
+// store holds. For a cluster whose GPUs are on the workers only: nothing is evaluated here.
+struct SuiteOnWorkersArgs {
+  std::string url;   // the shared store and queue
+  std::string dir;   // the suite's folder
+  std::string name;  // "": the folder's name
+  std::string out;   // "": kope-bench-NAME
+  EpisodeFlags flags;
+};
+
+// Exit code: 0 when every task's episode ran (whatever its verdicts), 1 when one failed or the
+// store cannot be read, 2 for bad input (no task).
+int RunSuiteOnWorkers(const SuiteOnWorkersArgs& args);
 
 }  // namespace kope::cli
 

@@ -8,7 +8,12 @@
 
 #include "commands.h"
 #include "episode_flags.h"
+#include "episode_job.h"
 #include "eval_backend.h"
+#include "kope/agent/backend_choice.h"
+#include "kope/agent/candidate_language.h"
+#include "kope/agent/progress.h"
+#include "kope/agent/proposer_setup.h"
 #include "kope/eval/evaluator.h"
 #include "kope/eval/runner_pool.h"
 #include "kope/memory/postgres/postgres_store.h"
@@ -39,11 +44,13 @@ struct WorkerArgs {
 // recording into the store the queue lives in; noop jobs by waiting.
 class JobRunners {
  public:
-  JobRunners(const WorkerArgs& args, memory::GraphStore& store) : args_(args), store_(store) {}
+  JobRunners(const WorkerArgs& args, memory::GraphStore& store, std::string location)
+      : args_(args), store_(store), location_(std::move(location)) {}
 
   Result<std::string> Run(const queue::ClaimedJob& job) {
     if (job.kind == queue::kNoopJobKind) return RunNoop(job);
     if (job.kind == queue::kEvalJobKind) return RunEval(job);
+    if (job.kind == kEpisodeJobKind) return RunEpisodeJob(job);
     return Status::InvalidArgument("this worker does not run '" + job.kind + "' jobs");
   }
 
@@ -88,6 +95,34 @@ class JobRunners {
     return EvalJobResult(outcome);
   }
 
+  // A task's whole episode, as `kope bench` runs it, recorded in the worker's store (the
+  // queue's): a job run again resumes its run.
+  Result<std::string> RunEpisodeJob(const queue::ClaimedJob& claimed) {
+    KOPE_ASSIGN_OR_RETURN(EpisodeJob job, EpisodeJobFromJson(claimed.payload_json));
+    KOPE_ASSIGN_OR_RETURN(Task task, LoadTaskOrProblem(job.task));
+    KOPE_ASSIGN_OR_RETURN(std::unique_ptr<Backend> backend,
+                          agent::OpenBackend({args_.backend, &task, {}}));
+    KOPE_ASSIGN_OR_RETURN(std::string language, agent::ResolveLanguageChoice(
+                                                    job.flags.language, backend->language(), task));
+    KOPE_ASSIGN_OR_RETURN(agent::ProposerSet proposers,
+                          agent::OpenProposers(ProposerChoiceOf(job.flags, location_)));
+    std::unique_ptr<agent::Proposer> proposer = proposers.Make();
+    agent::EpisodeOptions options;
+    ApplyEpisodeFlags(job.flags, options);
+    options.label = job.label;
+    options.language = language;
+    options.resume = !job.flags.fresh;
+    options.reuse_finished = !job.flags.fresh;
+    options.prior_nodes = 0;
+    options.config_json = proposers.config_json();
+    KOPE_ASSIGN_OR_RETURN(agent::EpisodeReport report,
+                          agent::RunEpisode(store_, *backend, task, *proposer, options));
+    report.cost_usd = proposers.CostUsd(report.prompt_tokens, report.completion_tokens);
+    return nlohmann::json({{"run", report.run_id},
+                           {"report", nlohmann::json::parse(agent::EpisodeReportToJson(report))}})
+        .dump();
+  }
+
   // The runners of the task's last jobs stay loaded, as in a local episode: the next candidate
   // of an episode evaluated here starts no process and imports nothing again.
   std::shared_ptr<RunnerPool> PoolFor(const std::string& task_path, const Backend& backend,
@@ -126,6 +161,7 @@ class JobRunners {
 
   const WorkerArgs& args_;
   memory::GraphStore& store_;
+  const std::string location_;
   std::map<std::string, std::unique_ptr<Backend>> backends_;
   std::map<std::string, std::shared_ptr<RunnerPool>> pools_;  // by task and backend
   std::vector<std::string> pool_order_;                       // oldest first
@@ -147,7 +183,7 @@ int RunWorkerCommand(const WorkerArgs& args) {
     std::cerr << "kope worker: " << jobs.status().message() << "\n";
     return 1;
   }
-  JobRunners runners(args, **store);
+  JobRunners runners(args, **store, *location);
   queue::WorkerOptions options;
   options.name = args.name.empty() ? queue::DefaultWorkerName(args.gpu) : args.name;
   options.lease_seconds = args.lease;

@@ -224,5 +224,59 @@ TEST_F(WorkerCommandTest, OptimizeOnWorkersEvaluatesEveryCandidateOnAWorker) {
   fs::remove_all(dir);
 }
 
+// `kope bench --workers --episodes-on-workers`: each task's whole episode runs on a worker and
+// is recorded in the shared store under the suite's label; the suite's report is made from
+// those runs, and a second pass finds them finished (recorded, nothing run again).
+TEST_F(WorkerCommandTest, SuiteEpisodesRunOnWorkersAndResumeFromTheSharedStore) {
+  const fs::path dir = fs::temp_directory_path() / ("kope-suitew-" + std::to_string(::getpid()));
+  fs::create_directories(dir / "suite");
+  for (const char* task : {"gelu", "row_sum"}) {
+    fs::create_directory_symlink(fs::path(testing::SourceDir()) / "examples" / task,
+                                 dir / "suite" / task);
+  }
+  std::vector<int> workers;
+  for (const char* name : {"s1", "s2"}) {
+    workers.push_back(StartWorker(name, {"--backend", "cpu", "--idle-exit", "5"}));
+  }
+  const std::vector<std::string> bench = {(fs::path(testing::BinaryDir()) / "kope").string(),
+                                          "bench",
+                                          (dir / "suite").string(),
+                                          "--workers",
+                                          url_,
+                                          "--episodes-on-workers",
+                                          "--attempts",
+                                          "2",
+                                          "--no-confirm",
+                                          "--no-bwrap",
+                                          "--out",
+                                          (dir / "report").string(),
+                                          "--json",
+                                          "-q"};
+  ProcessOptions options;
+  options.timeout_seconds = 300;
+  options.working_dir = dir.string();
+  for (const char* pass : {"ran", "recorded"}) {
+    Result<ProcessResult> run = RunProcess(bench, options);
+    ASSERT_TRUE(run.ok()) << run.status().ToString();
+    ASSERT_EQ(run->exit_code, 0) << run->output;
+    const nlohmann::json report =
+        nlohmann::json::parse(run->output.substr(run->output.find('{')), nullptr, false);
+    ASSERT_TRUE(report.is_object()) << run->output;
+    ASSERT_EQ(report["tasks"].size(), 2u) << run->output;
+    for (const nlohmann::json& t : report["tasks"]) {
+      EXPECT_EQ(t.value("status", ""), pass) << t.dump();
+    }
+    EXPECT_DOUBLE_EQ(report["metrics"].value("pass_rate", 0.0), 1.0) << run->output;
+    EXPECT_TRUE(fs::exists(dir / "report" / "report.json"));
+  }
+  std::unique_ptr<memory::GraphStore> store = ValueOrDie(memory::OpenStore(url_));
+  EXPECT_EQ(ValueOrDie(store->Stats()).runs, 2);
+  for (int pid : workers) {
+    ::kill(pid, SIGTERM);
+    EXPECT_EQ(Wait(pid), 0);
+  }
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace kope

@@ -122,6 +122,11 @@ Result<SuiteReport> RunSuite(memory::GraphStore& store, Backend& backend,
 
 // The metrics of a list of results (each report's cost_usd is taken as the run's cost).
 SuiteMetrics ComputeMetrics(const std::vector<TaskResult>& tasks);
+// Now, as reports date themselves: ISO 8601, UTC ("2026-12-02T15:04:05Z").
+std::string UtcNow();
+// A task's status after its episode: "recorded" when it resumed a finished run and did nothing,
+// else "ran".
+std::string TaskStatusOf(const agent::EpisodeReport& report);
 
 std::string SuiteReportToJson(const SuiteReport& report, int indent = 2);
 std::string SuiteReportToCsv(const SuiteReport& report);
