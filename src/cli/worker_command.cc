@@ -37,6 +37,7 @@ struct WorkerArgs {
   double lease = 30;
   double idle_exit = 0;
   int max_jobs = 0;
+  double reconnect = 300;
   bool quiet = false;
 };
 
@@ -189,6 +190,7 @@ int RunWorkerCommand(const WorkerArgs& args) {
   options.lease_seconds = args.lease;
   options.idle_exit_seconds = args.idle_exit;
   options.max_jobs = args.max_jobs;
+  options.reconnect_seconds = args.reconnect;
   options.stop = InterruptGuard::cancel();
   if (!args.quiet) {
     options.on_job = [&](const queue::ClaimedJob& job, queue::JobState state) {
@@ -196,6 +198,14 @@ int RunWorkerCommand(const WorkerArgs& args) {
                 << queue::JobStateName(state) << "\n";
     };
   }
+  // An outage is worth a line even with -q: the worker looks idle while it lasts.
+  options.on_outage = [&](std::string_view why) {
+    if (why.empty()) {
+      std::cerr << options.name << ": the database is reachable again\n";
+    } else {
+      std::cerr << options.name << ": the database is unreachable, retrying: " << why << "\n";
+    }
+  };
   InterruptGuard guard;
   Result<queue::WorkerReport> report = queue::RunWorker(
       **jobs, [&](const queue::ClaimedJob& job) { return runners.Run(job); }, options);
@@ -231,6 +241,10 @@ void RegisterWorkerCommand(CLI::App& app, int* exit_code) {
       ->check(CLI::Range(0.0, 1e9));
   cmd->add_option("--max-jobs", args->max_jobs, "Stop after this many jobs (default 0: no limit)")
       ->check(CLI::Range(0, 1 << 30));
+  cmd->add_option("--reconnect", args->reconnect,
+                  "Seconds to keep retrying an unreachable database before giving up (default "
+                  "300)")
+      ->check(CLI::Range(0.0, 1e9));
   cmd->add_flag("-q,--quiet", args->quiet, "No line per job");
   cmd->callback([args, exit_code] { *exit_code = RunWorkerCommand(*args); });
 }

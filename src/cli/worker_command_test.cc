@@ -56,7 +56,7 @@ class WorkerCommandTest : public ::testing::Test {
                                      "-q"};
     argv.insert(argv.end(), extra.begin(), extra.end());
     SpawnOptions options;
-    options.env = {"HOME=/tmp", "PATH=/usr/bin:/bin",
+    options.env = {"HOME=/tmp", "PATH=/usr/bin:/bin", "PGAPPNAME=kope-test-worker",
                    "KOPE_CACHE_DIR=" + (fs::path(testing::BinaryDir()) / "test-cache").string()};
     return ValueOrDie(SpawnProcess(argv, options));
   }
@@ -132,6 +132,41 @@ TEST_F(WorkerCommandTest, AKilledWorkersJobIsRequeuedAndCompletedOnce) {
         EXPECT_EQ(j.claims, 1);
       }
     }
+  }
+}
+
+// The database drops every connection of the worker (as a server restart would) in the middle
+// of its work: the worker reconnects and every job is still done, each once.
+TEST_F(WorkerCommandTest, AWorkerReconnectsWhenItsConnectionsAreDropped) {
+  constexpr int kJobs = 30;
+  ValueOrDie(queue_->Enqueue(Noops(kJobs, 30, "dropped")));
+  const int worker = StartWorker("rc", {"--idle-exit", "1.5", "--lease", "2", "--reconnect", "10"});
+  const auto done = [&] {
+    int n = 0;
+    for (const JobRecord& j : Jobs("dropped")) n += j.state == JobState::kDone;
+    return n;
+  };
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (done() < 5) {
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "the worker did no job";
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  PGconn* conn = PQconnectdb(url_.c_str());
+  PGresult* dropped = PQexec(conn,
+                             "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE "
+                             "datname = current_database() AND application_name = "
+                             "'kope-test-worker'");
+  ASSERT_EQ(PQresultStatus(dropped), PGRES_TUPLES_OK) << PQerrorMessage(conn);
+  const int terminated = std::atoi(PQgetvalue(dropped, 0, 0));
+  PQclear(dropped);
+  PQfinish(conn);
+  EXPECT_GE(terminated, 2);  // the worker's queue and store connections
+  EXPECT_EQ(Wait(worker), 0);
+  std::vector<JobRecord> jobs = Jobs("dropped");
+  ASSERT_EQ(jobs.size(), static_cast<size_t>(kJobs));
+  for (const JobRecord& j : jobs) {
+    EXPECT_EQ(j.state, JobState::kDone) << j.id;
+    EXPECT_EQ(j.result_json.value_or(""), "{\"ms\":30}");
   }
 }
 

@@ -260,7 +260,8 @@ Result<std::unique_ptr<JobQueue>> OpenJobQueue(std::string_view url, const Queue
   // claims and completions, which only makes those jobs run again (a forgotten claim is claimed
   // anew, a forgotten completion re-runs the job), and what a job records elsewhere is
   // idempotent by the job's key. It saves a disk flush per claim and per completion.
-  KOPE_RETURN_IF_ERROR(db->Exec("SET client_min_messages = warning; SET synchronous_commit = off"));
+  KOPE_RETURN_IF_ERROR(
+      db->Configure("SET client_min_messages = warning; SET synchronous_commit = off"));
   auto queue = std::make_unique<PostgresJobQueue>(std::move(db), options);
   KOPE_RETURN_IF_ERROR(queue->CreateSchema());
   return std::unique_ptr<JobQueue>(std::move(queue));

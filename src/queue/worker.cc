@@ -2,9 +2,11 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 namespace kope::queue {
@@ -45,16 +47,72 @@ bool Stopping(const WorkerOptions& options) {
   return options.stop != nullptr && options.stop->load();
 }
 
-// Runs one claimed job to its end state.
+// Sleeps in small steps, so that a stop request is seen quickly.
+void Pause(double seconds, const WorkerOptions& options) {
+  const auto until = Clock::now() + std::chrono::duration<double>(seconds);
+  while (Clock::now() < until && !Stopping(options)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+// The database unreachable since `start_`: each Wait pauses a little longer (0.5 s to 5 s),
+// and fails with the last error once the outage has lasted options.reconnect_seconds.
+class Outage {
+ public:
+  explicit Outage(const WorkerOptions& options) : options_(options) {}
+
+  Status Wait(const Status& error, WorkerReport& report) {
+    if (!start_) {
+      start_ = Clock::now();
+      pause_ = 0.5;
+      ++report.outages;
+      if (options_.on_outage) options_.on_outage(error.message());
+    }
+    if (std::chrono::duration<double>(Clock::now() - *start_).count() >=
+        options_.reconnect_seconds) {
+      return error.WithContext("the database stayed unreachable for " +
+                               std::to_string(static_cast<int>(options_.reconnect_seconds)) + " s");
+    }
+    Pause(pause_, options_);
+    pause_ = std::min(pause_ * 2, 5.0);
+    return Status::Ok();
+  }
+
+  void Over() {
+    if (start_ && options_.on_outage) options_.on_outage("");
+    start_.reset();
+  }
+
+ private:
+  const WorkerOptions& options_;
+  std::optional<Clock::time_point> start_;
+  double pause_ = 0.5;
+};
+
+bool Unreachable(const Status& status) { return status.code() == StatusCode::kUnavailable; }
+
+// Runs one claimed job to its end state. A job whose runner could not reach the database is
+// left to its lease's end (another claim runs it again); a result that cannot be stored yet is
+// stored once the database is back, while the lease is still this worker's.
 Result<JobState> RunJob(JobQueue& queue, const JobRunner& run, const ClaimedJob& job,
-                        const WorkerOptions& options, WorkerReport& report) {
+                        const WorkerOptions& options, Outage& outage, WorkerReport& report) {
   Result<std::string> result = [&] {
     Heartbeat heartbeat(queue, job.id, options.name, options.lease_seconds);
     return run(job);
   }();
-  Result<bool> held = result.ok() ? queue.Complete(job.id, options.name, *result)
-                                  : queue.Fail(job.id, options.name, result.status().message());
+  if (!result.ok() && Unreachable(result.status())) {
+    ++report.lost;
+    return JobState::kRunning;
+  }
+  Result<bool> held = false;
+  while (true) {
+    held = result.ok() ? queue.Complete(job.id, options.name, *result)
+                       : queue.Fail(job.id, options.name, result.status().message());
+    if (held.ok() || !Unreachable(held.status())) break;
+    KOPE_RETURN_IF_ERROR(outage.Wait(held.status(), report));
+  }
   KOPE_RETURN_IF_ERROR(held.status());
+  outage.Over();
   if (!*held) {
     ++report.lost;
     return JobState::kRunning;  // another worker has it now
@@ -72,6 +130,7 @@ Result<JobState> RunJob(JobQueue& queue, const JobRunner& run, const ClaimedJob&
 Result<WorkerReport> RunWorker(JobQueue& queue, const JobRunner& run,
                                const WorkerOptions& options) {
   WorkerReport report;
+  Outage outage(options);
   auto last_job = Clock::now();
   while (true) {
     if (Stopping(options)) {
@@ -82,23 +141,25 @@ Result<WorkerReport> RunWorker(JobQueue& queue, const JobRunner& run,
       report.stop_reason = "max-jobs";
       return report;
     }
-    KOPE_ASSIGN_OR_RETURN(std::optional<ClaimedJob> job,
-                          queue.Claim(options.name, options.lease_seconds, options.kinds));
-    if (!job.has_value()) {
+    Result<std::optional<ClaimedJob>> job =
+        queue.Claim(options.name, options.lease_seconds, options.kinds);
+    if (!job.ok()) {
+      if (!Unreachable(job.status())) return job.status();
+      KOPE_RETURN_IF_ERROR(outage.Wait(job.status(), report));
+      continue;
+    }
+    outage.Over();
+    if (!job->has_value()) {
       const double idle = std::chrono::duration<double>(Clock::now() - last_job).count();
       if (options.idle_exit_seconds > 0 && idle >= options.idle_exit_seconds) {
         report.stop_reason = "idle";
         return report;
       }
-      // Sleep in small steps, so that a stop request is seen quickly.
-      const auto until = Clock::now() + std::chrono::duration<double>(options.poll_seconds);
-      while (Clock::now() < until && !Stopping(options)) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      }
+      Pause(options.poll_seconds, options);
       continue;
     }
-    KOPE_ASSIGN_OR_RETURN(JobState state, RunJob(queue, run, *job, options, report));
-    if (options.on_job) options.on_job(*job, state);
+    KOPE_ASSIGN_OR_RETURN(JobState state, RunJob(queue, run, **job, options, outage, report));
+    if (options.on_job) options.on_job(**job, state);
     last_job = Clock::now();
   }
 }

@@ -34,6 +34,11 @@ struct WorkerOptions {
   int max_jobs = 0;                // 0: no limit
   std::vector<std::string> kinds;  // the kinds this worker runs; empty: all
   const std::atomic<bool>* stop = nullptr;
+  // A database that cannot be reached (restarting, a network cut) is waited for this long,
+  // retrying with a growing pause (0.5 s to 5 s), before the worker gives up with its error.
+  double reconnect_seconds = 300;
+  // Called when the database becomes unreachable (with why) and reachable again (with "").
+  std::function<void(std::string_view why)> on_outage;
   // Called after each job with its id, kind and the state it ended in.
   std::function<void(const ClaimedJob& job, JobState state)> on_job;
 };
@@ -41,7 +46,8 @@ struct WorkerOptions {
 struct WorkerReport {
   int64_t done = 0;
   int64_t failed = 0;
-  int64_t lost = 0;         // leases lost before completion
+  int64_t lost = 0;         // leases lost before completion, or jobs left to their lease's end
+  int64_t outages = 0;      // times the database could not be reached
   std::string stop_reason;  // "stopped", "idle", "max-jobs"
 };
 

@@ -223,12 +223,52 @@ Result<std::unique_ptr<Db>> Db::Open(const std::string& url) {
 
 Db::~Db() { PQfinish(conn_); }
 
-Status Db::Exec(std::string_view sql, std::source_location where) {
-  PgResult result(PQexec(conn_, std::string(sql).c_str()));
+Status Db::Configure(std::string sql) {
+  session_sql_ = std::move(sql);
+  return Exec(session_sql_);
+}
+
+Status Db::Reconnect(std::source_location where) {
+  if (PQstatus(conn_) == CONNECTION_OK) return Status::Ok();
+  if (in_transaction_) {
+    return Status::Unavailable("at " + std::string(where.file_name()) + ":" +
+                               std::to_string(where.line()) +
+                               ": the connection to the PostgreSQL store was lost inside a "
+                               "transaction, which is gone");
+  }
+  PQreset(conn_);
+  if (PQstatus(conn_) != CONNECTION_OK) {
+    return Status::Unavailable(
+        "PQreset at " + std::string(where.file_name()) + ":" + std::to_string(where.line()) +
+        ": the PostgreSQL store is unreachable: " + Trimmed(PQerrorMessage(conn_)));
+  }
+  cache_.clear();  // the server forgot the connection's prepared statements
+  if (session_sql_.empty()) return Status::Ok();
+  PgResult result(PQexec(conn_, session_sql_.c_str()));
   return PgCheck(conn_, result.get(), "PQexec", where);
 }
 
+Status Db::Exec(std::string_view sql, std::source_location where) {
+  // The transactions this connection opens and ends (BEGIN, COMMIT, ROLLBACK), so that a lost
+  // connection is not silently replaced in the middle of one.
+  const bool begins = sql.starts_with("BEGIN");
+  const bool ends = sql.starts_with("COMMIT") || sql.starts_with("ROLLBACK");
+  if (ends && PQstatus(conn_) != CONNECTION_OK) {
+    in_transaction_ = false;
+    return Status::Unavailable("PQexec at " + std::string(where.file_name()) + ":" +
+                               std::to_string(where.line()) +
+                               ": the connection to the PostgreSQL store was lost, and with it "
+                               "the transaction");
+  }
+  KOPE_RETURN_IF_ERROR(Reconnect(where));
+  PgResult result(PQexec(conn_, std::string(sql).c_str()));
+  Status status = PgCheck(conn_, result.get(), "PQexec", where);
+  if (ends || (begins && status.ok())) in_transaction_ = begins;
+  return status;
+}
+
 Result<Query> Db::Prepare(std::string_view sql, std::source_location where) {
+  KOPE_RETURN_IF_ERROR(Reconnect(where));
   auto it = cache_.find(sql);
   if (it == cache_.end()) {
     std::string name = "kope_" + std::to_string(cache_.size() + 1);

@@ -108,6 +108,12 @@ class Db {
   Db& operator=(const Db&) = delete;
 
   PGconn* handle() const { return conn_; }
+  // Runs `sql` (SET statements) now and again after every reconnection.
+  Status Configure(std::string sql);
+  // Outside a transaction, a connection found broken (the server restarted, the connection was
+  // terminated) is reset at the next Exec or Prepare: its prepared statements are made again and
+  // Configure's statements run again. Inside one (an Exec of BEGIN until one of COMMIT or
+  // ROLLBACK), the calls fail as Unavailable until the transaction is ended: it is lost.
   // Runs one or more statements without parameters or results.
   Status Exec(std::string_view sql, std::source_location where = std::source_location::current());
   // A query of `sql` (prepared on the server at first use, then reused).
@@ -122,7 +128,10 @@ class Db {
 
  private:
   explicit Db(PGconn* conn) : conn_(conn) {}
+  Status Reconnect(std::source_location where);
   PGconn* conn_;
+  std::string session_sql_;
+  bool in_transaction_ = false;  // between an Exec of BEGIN and one of COMMIT or ROLLBACK
   struct SqlHash {
     using is_transparent = void;
     size_t operator()(std::string_view sql) const { return std::hash<std::string_view>()(sql); }

@@ -65,8 +65,8 @@ Result<std::unique_ptr<GraphStore>> OpenPostgresStore(std::string_view url,
   if (url.empty()) return Status::InvalidArgument("the experience store URL is empty");
   KOPE_ASSIGN_OR_RETURN(std::unique_ptr<Db> db, Db::Open(std::string(url)));
   const std::string where = db->Describe();
-  KOPE_RETURN_IF_ERROR(db->Exec("SET client_min_messages = warning; SET lock_timeout = " +
-                                std::to_string(options.busy_timeout_ms)));
+  KOPE_RETURN_IF_ERROR(db->Configure("SET client_min_messages = warning; SET lock_timeout = " +
+                                     std::to_string(options.busy_timeout_ms)));
   Status status = InitializeSchema(*db, where, options);
   if (!status.ok()) {
     if (status.message().find(where) != std::string::npos) return status;
