@@ -100,8 +100,18 @@ Status Query::Execute(std::source_location where) {
     lengths[i] = p.value.has_value() ? static_cast<int>(p.value->size()) : 0;
     formats[i] = p.binary ? 1 : 0;
   }
-  result_.reset(PQexecPrepared(conn_, name_.c_str(), static_cast<int>(params_.size()),
-                               values.data(), lengths.data(), formats.data(), 0));
+  auto run = [&] {
+    result_.reset(PQexecPrepared(conn_, name_.c_str(), static_cast<int>(params_.size()),
+                                 values.data(), lengths.data(), formats.data(), 0));
+  };
+  run();
+  // A read that finds its connection lost (dropped while idle) runs again, once, on a new one.
+  const bool read =
+      sql_->starts_with("SELECT") || sql_->starts_with("WITH") || sql_->starts_with("(SELECT");
+  if (read && PQstatus(conn_) != CONNECTION_OK && !db_->in_transaction_) {
+    const std::string sql = *sql_;
+    if (db_->Reconnect(where).ok() && db_->Prepare(sql, where).ok()) run();
+  }
   Status status = PgCheck(conn_, result_.get(), "PQexecPrepared", where);
   if (!status.ok()) {
     std::string sql = *sql_;
@@ -242,7 +252,7 @@ Status Db::Reconnect(std::source_location where) {
         "PQreset at " + std::string(where.file_name()) + ":" + std::to_string(where.line()) +
         ": the PostgreSQL store is unreachable: " + Trimmed(PQerrorMessage(conn_)));
   }
-  cache_.clear();  // the server forgot the connection's prepared statements
+  ++generation_;  // the server forgot the connection's prepared statements
   if (session_sql_.empty()) return Status::Ok();
   PgResult result(PQexec(conn_, session_sql_.c_str()));
   return PgCheck(conn_, result.get(), "PQexec", where);
@@ -263,6 +273,13 @@ Status Db::Exec(std::string_view sql, std::source_location where) {
   KOPE_RETURN_IF_ERROR(Reconnect(where));
   PgResult result(PQexec(conn_, std::string(sql).c_str()));
   Status status = PgCheck(conn_, result.get(), "PQexec", where);
+  if (!status.ok() && begins && !in_transaction_ && PQstatus(conn_) != CONNECTION_OK) {
+    // Found lost only now (a connection dropped while idle looks fine until used): nothing
+    // had begun, so it begins again on a new connection.
+    KOPE_RETURN_IF_ERROR(Reconnect(where));
+    result.reset(PQexec(conn_, std::string(sql).c_str()));
+    status = PgCheck(conn_, result.get(), "PQexec", where);
+  }
   if (ends || (begins && status.ok())) in_transaction_ = begins;
   return status;
 }
@@ -272,15 +289,24 @@ Result<Query> Db::Prepare(std::string_view sql, std::source_location where) {
   auto it = cache_.find(sql);
   if (it == cache_.end()) {
     std::string name = "kope_" + std::to_string(cache_.size() + 1);
-    PgResult result(PQprepare(conn_, name.c_str(), ToPgPlaceholders(sql).c_str(), 0, nullptr));
+    it = cache_.emplace(std::string(sql), Prepared{std::move(name), std::string(sql), -1}).first;
+  }
+  if (it->second.generation != generation_) {
+    const std::string pg_sql = ToPgPlaceholders(sql);
+    PgResult result(PQprepare(conn_, it->second.name.c_str(), pg_sql.c_str(), 0, nullptr));
+    if (PQstatus(conn_) != CONNECTION_OK && !in_transaction_) {
+      // Found lost only now; preparing changes nothing, so it is made again on a new connection.
+      KOPE_RETURN_IF_ERROR(Reconnect(where));
+      result.reset(PQprepare(conn_, it->second.name.c_str(), pg_sql.c_str(), 0, nullptr));
+    }
     Status status = PgCheck(conn_, result.get(), "PQprepare", where);
     if (!status.ok()) {
       std::string text(sql.substr(0, 77));
       return status.WithContext("in '" + text + (sql.size() > 77 ? "...'" : "'"));
     }
-    it = cache_.emplace(std::string(sql), Prepared{std::move(name), std::string(sql)}).first;
+    it->second.generation = generation_;
   }
-  return Query(conn_, it->second.name, &it->second.sql);
+  return Query(this, conn_, it->second.name, &it->second.sql);
 }
 
 Result<int64_t> Db::QueryInt(std::string_view sql, std::source_location where) {

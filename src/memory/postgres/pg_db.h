@@ -26,6 +26,8 @@
 
 namespace kope::memory::postgres {
 
+class Db;
+
 // Ok when `result` has one of the successful statuses (command ok, tuples ok); otherwise a
 // Status whose code follows the SQLSTATE (serialization failure, deadlock, lock not available,
 // connection failure: Unavailable; data corrupted: Corruption; disk full, I/O: IoError;
@@ -44,8 +46,8 @@ using PgResult = std::unique_ptr<PGresult, ResultDeleter>;
 // A bound execution of a prepared statement; runs at its first Step (or Run).
 class Query {
  public:
-  Query(PGconn* conn, std::string name, const std::string* sql)
-      : conn_(conn), name_(std::move(name)), sql_(sql) {}
+  Query(Db* db, PGconn* conn, std::string name, const std::string* sql)
+      : db_(db), conn_(conn), name_(std::move(name)), sql_(sql) {}
   Query(Query&&) noexcept = default;
   Query& operator=(Query&&) = delete;
 
@@ -87,9 +89,10 @@ class Query {
   };
   Param& Slot(int index);
 
+  Db* db_;  // the owner: a read whose connection was lost reconnects through it, once
   PGconn* conn_;
   std::string name_;
-  const std::string* sql_;  // for messages; owned by Db
+  const std::string* sql_;  // owned by Db (stable: entries are never erased)
   std::vector<Param> params_;
   PgResult result_;
   int row_ = -1;
@@ -136,10 +139,13 @@ class Db {
     using is_transparent = void;
     size_t operator()(std::string_view sql) const { return std::hash<std::string_view>()(sql); }
   };
+  friend class Query;
   struct Prepared {
     std::string name;
-    std::string sql;  // the original text, for messages
+    std::string sql;     // the original text, for messages
+    int generation = 0;  // of the connection it was prepared on
   };
+  int generation_ = 0;  // connections made: the first, then one per reset
   std::unordered_map<std::string, Prepared, SqlHash, std::equal_to<>> cache_;
 };
 
