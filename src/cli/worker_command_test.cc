@@ -17,6 +17,7 @@
 
 #include "../memory/testing/test_stores.h"
 #include "../testing/test_paths.h"
+#include "kope/base/file.h"
 #include "kope/base/subprocess.h"
 #include "kope/memory/store_location.h"
 #include "kope/queue/job_queue.h"
@@ -133,6 +134,43 @@ TEST_F(WorkerCommandTest, AKilledWorkersJobIsRequeuedAndCompletedOnce) {
       }
     }
   }
+}
+
+// The Kubernetes recipe's container (deploy/kubernetes/kope-workers.yaml): its command and
+// arguments, with the store's URL in KOPE_STORE as the manifest's Secret gives it, drain a queue,
+// and SIGTERM (a pod's deletion) stops the worker cleanly. Kubernetes itself does not run here.
+TEST_F(WorkerCommandTest, TheKubernetesContainersCommandDrainsAQueue) {
+  const std::string manifest = ValueOrDie(
+      ReadFileText(fs::path(testing::SourceDir()) / "deploy" / "kubernetes" / "kope-workers.yaml"));
+  // `command: [...]` and `args: [...]` are flow lists: JSON arrays.
+  auto list = [&](const std::string& key) {
+    const size_t at = manifest.find(key + ": [");
+    EXPECT_NE(at, std::string::npos) << key;
+    const size_t open = manifest.find('[', at);
+    return nlohmann::json::parse(manifest.substr(open, manifest.find(']', open) - open + 1));
+  };
+  const nlohmann::json command = list("command"), args = list("args");
+  ASSERT_EQ(command, nlohmann::json({"kope", "worker"}));
+  EXPECT_NE(manifest.find("name: KOPE_STORE"), std::string::npos);
+  std::vector<std::string> argv = {(fs::path(testing::BinaryDir()) / "kope").string(), "worker"};
+  for (const nlohmann::json& a : args) argv.push_back(a.get<std::string>());
+  ValueOrDie(queue_->Enqueue(Noops(5, 10, "k8s")));
+  SpawnOptions options;
+  options.env = {"HOME=/tmp", "PATH=/usr/bin:/bin", "KOPE_STORE=" + url_,
+                 "KOPE_CACHE_DIR=" + (fs::path(testing::BinaryDir()) / "test-cache").string()};
+  const int worker = ValueOrDie(SpawnProcess(argv, options));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  auto done = [&] {
+    int n = 0;
+    for (const JobRecord& j : Jobs("k8s")) n += j.state == JobState::kDone;
+    return n;
+  };
+  while (done() < 5) {
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "the container's worker did no job";
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ::kill(worker, SIGTERM);
+  EXPECT_EQ(Wait(worker), 0);
 }
 
 // The database drops every connection of the worker (as a server restart would) in the middle
