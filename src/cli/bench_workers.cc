@@ -157,7 +157,9 @@ bench_suite::TaskResult TaskResultOf(const fs::path& dir, const queue::JobRecord
     return t;
   }
   // What the worker's session did, which the graph does not keep.
-  const nlohmann::json& session = result["report"];
+  const auto found = result.find("report");
+  const nlohmann::json session =
+      found != result.end() && found->is_object() ? *found : nlohmann::json::object();
   report->cost_usd = session.value("cost_usd", 0.0);
   report->session_attempts = session.value("session_attempts", 0);
   report->session_evaluations = session.value("session_evaluations", 0);

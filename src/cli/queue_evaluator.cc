@@ -2,15 +2,23 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <thread>
 
+#include "kope/backend/backend.h"
+#include "kope/base/file.h"
 #include "kope/queue/eval_job.h"
 #include "kope/record/graph_nodes.h"
 
 namespace kope::cli {
 
+namespace fs = std::filesystem;
 using nlohmann::json;
+
+// How long an unreachable queue is waited for, as `kope worker --reconnect` does by default.
+constexpr std::chrono::seconds kOutage{300};
 
 std::string EvalJobResult(const Outcome& outcome) {
   json j = json::parse(OutcomeToJson(outcome, -1));
@@ -47,11 +55,29 @@ Result<memory::OutcomeNode> OutcomeNodeOfEvalJobResult(std::string_view result_j
   return node;
 }
 
+namespace {
+
+// A KernelBench problem imported into this machine's cache is sent as its source: the workers
+// import it into theirs.
+Status AttachProblem(const Task& task, queue::EvalJob& job) {
+  const fs::path imports = DefaultCacheDir() / "kernelbench";
+  const fs::path dir = task.dir.lexically_normal();
+  if (!task.torch || dir.parent_path() != imports.lexically_normal()) return Status::Ok();
+  KOPE_ASSIGN_OR_RETURN(job.problem_source, ReadFileText(dir / "problem.py"));
+  std::string stem = dir.filename().string();
+  stem = stem.substr(0, stem.rfind('-'));  // "NAME-<hash>"
+  job.problem_name = stem + ".py";
+  return Status::Ok();
+}
+
+}  // namespace
+
 Result<memory::OutcomeNode> QueueEvaluator::Evaluate(const Task& task, std::string_view source,
                                                      std::string_view name,
                                                      const EvalOptions& options) {
   queue::EvalJob job;
   job.task = task.dir.string();
+  KOPE_RETURN_IF_ERROR(AttachProblem(task, job));
   job.candidate_name = std::string(name);
   job.candidate_source = std::string(source);
   job.trials = options.trials;
@@ -83,8 +109,20 @@ Result<memory::OutcomeNode> QueueEvaluator::Evaluate(const Task& task, std::stri
 Result<queue::JobRecord> QueueEvaluator::WaitFor(int64_t id, const EvalOptions& options) {
   auto pause = std::chrono::milliseconds(20);
   std::string said;
+  std::optional<std::chrono::steady_clock::time_point> outage;
   while (true) {
-    KOPE_ASSIGN_OR_RETURN(queue::JobRecord job, jobs_.Job(id));
+    Result<queue::JobRecord> polled = jobs_.Job(id);
+    if (!polled.ok()) {
+      // The database restarting: waited out as workers wait it out.
+      if (polled.status().code() != StatusCode::kUnavailable) return polled.status();
+      if (!outage) outage = std::chrono::steady_clock::now();
+      if (std::chrono::steady_clock::now() - *outage > kOutage) return polled.status();
+      if (cancel_ != nullptr && cancel_->load()) return Status::Cancelled("cancelled");
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      continue;
+    }
+    outage.reset();
+    queue::JobRecord& job = *polled;
     if (job.state == queue::JobState::kDone || job.state == queue::JobState::kFailed) return job;
     if (cancel_ != nullptr && cancel_->load()) {
       return Status::Cancelled("cancelled while job " + std::to_string(id) + " waits or runs");

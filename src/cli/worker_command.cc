@@ -1,5 +1,9 @@
 // `kope worker --store URL`: claims jobs from the shared store's queue and runs them.
+#include <unistd.h>
+
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -14,6 +18,8 @@
 #include "kope/agent/candidate_language.h"
 #include "kope/agent/progress.h"
 #include "kope/agent/proposer_setup.h"
+#include "kope/backend/backend.h"
+#include "kope/base/hash.h"
 #include "kope/eval/evaluator.h"
 #include "kope/eval/runner_pool.h"
 #include "kope/memory/postgres/postgres_store.h"
@@ -28,6 +34,8 @@
 
 namespace kope::cli {
 namespace {
+
+namespace fs = std::filesystem;
 
 struct WorkerArgs {
   std::string store;
@@ -76,7 +84,8 @@ class JobRunners {
 
   Result<std::string> RunEval(const queue::ClaimedJob& claimed) {
     KOPE_ASSIGN_OR_RETURN(queue::EvalJob job, queue::EvalJobFromJson(claimed.payload_json));
-    KOPE_ASSIGN_OR_RETURN(Task task, LoadTaskOrProblem(job.task));
+    KOPE_ASSIGN_OR_RETURN(std::string path, TaskPathOf(job));
+    KOPE_ASSIGN_OR_RETURN(Task task, LoadTaskOrProblem(path));
     KOPE_ASSIGN_OR_RETURN(Backend * backend, BackendFor(job, task));
     EvalOptions options;
     options.trials = job.trials;
@@ -94,6 +103,27 @@ class JobRunners {
       KOPE_RETURN_IF_ERROR(Record(claimed, job, task, backend->language(), outcome));
     }
     return EvalJobResult(outcome);
+  }
+
+  // Where the job's task is: its path, or a KernelBench problem it carries, written into this
+  // worker's cache under its content hash (imported from there like any problem file).
+  static Result<std::string> TaskPathOf(const queue::EvalJob& job) {
+    if (job.problem_source.empty()) return job.task;
+    const fs::path dir =
+        DefaultCacheDir() / "worker-problems" / ContentHash(job.problem_source).substr(0, 16);
+    const fs::path file = dir / job.problem_name;
+    std::error_code ec;
+    if (!fs::is_regular_file(file, ec)) {  // written beside, then renamed: never half a file
+      fs::create_directories(dir, ec);
+      const fs::path partial = file.string() + ".partial-" + std::to_string(::getpid());
+      std::ofstream out(partial, std::ios::binary | std::ios::trunc);
+      out << job.problem_source;
+      if (!out.flush()) return Status::IoError("cannot write " + partial.string());
+      out.close();
+      fs::rename(partial, file, ec);
+      if (ec) return Status::IoError("cannot write " + file.string() + ": " + ec.message());
+    }
+    return file.string();
   }
 
   // A task's whole episode, as `kope bench` runs it, recorded in the worker's store (the
@@ -116,8 +146,15 @@ class JobRunners {
     options.reuse_finished = !job.flags.fresh;
     options.prior_nodes = 0;
     options.config_json = proposers.config_json();
+    options.cancel = InterruptGuard::cancel();
     KOPE_ASSIGN_OR_RETURN(agent::EpisodeReport report,
                           agent::RunEpisode(store_, *backend, task, *proposer, options));
+    if (report.stop_reason == "cancelled") {
+      // Stopped by SIGTERM: the job goes back to the queue at its lease's end, and the worker
+      // that claims it then resumes the run.
+      return Status::Cancelled("the worker was stopped; run r" + std::to_string(report.run_id) +
+                               " resumes when the job is claimed again");
+    }
     report.cost_usd = proposers.CostUsd(report.prompt_tokens, report.completion_tokens);
     return nlohmann::json({{"run", report.run_id},
                            {"report", nlohmann::json::parse(agent::EpisodeReportToJson(report))}})

@@ -20,6 +20,7 @@
 #include "kope/base/file.h"
 #include "kope/base/subprocess.h"
 #include "kope/memory/store_location.h"
+#include "kope/queue/eval_job.h"
 #include "kope/queue/job_queue.h"
 
 namespace kope {
@@ -134,6 +135,32 @@ TEST_F(WorkerCommandTest, AKilledWorkersJobIsRequeuedAndCompletedOnce) {
       }
     }
   }
+}
+
+// An eval job of a KernelBench problem carries the problem's text: the worker imports it into
+// its own cache, and evaluates a ModelNew on it, with no path to the problem (no shared file
+// system). Skips where the Python bridge (torch) is missing.
+TEST_F(WorkerCommandTest, AProblemTravelsInItsEvalJob) {
+  const fs::path data = fs::path(testing::SourceDir()) / "src" / "torch_bridge" / "testdata";
+  queue::EvalJob job;
+  job.task = "/nowhere/scaled_relu.py";
+  job.problem_name = "scaled_relu.py";
+  job.problem_source = ValueOrDie(ReadFileText(data / "problems" / "scaled_relu.py"));
+  job.candidate_name = "candidate.py";
+  job.candidate_source = ValueOrDie(ReadFileText(data / "candidates" / "scaled_relu_new.py"));
+  job.no_bubblewrap = true;
+  job.record = false;
+  ValueOrDie(queue_->Enqueue({{"eval", queue::EvalJobToJson(job), "problem"}}));
+  EXPECT_EQ(Wait(StartWorker("p", {"--backend", "cpu", "--max-jobs", "1"})), 0);
+  const JobRecord done = Jobs("problem").at(0);
+  if (done.error.find("no Python for the PyTorch bridge") != std::string::npos ||
+      done.error.find("cannot import PyTorch") != std::string::npos) {
+    GTEST_SKIP() << done.error;
+  }
+  ASSERT_EQ(done.state, JobState::kDone) << done.error;
+  const nlohmann::json outcome = nlohmann::json::parse(done.result_json.value_or("{}"));
+  EXPECT_EQ(outcome.value("verdict", ""), "valid") << outcome.dump();
+  EXPECT_EQ(outcome.value("task", ""), "kb_scaled_relu");
 }
 
 // The Kubernetes recipe's container (deploy/kubernetes/kope-workers.yaml): its command and

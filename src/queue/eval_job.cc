@@ -16,6 +16,10 @@ std::string EvalJobToJson(const EvalJob& job) {
                       {"no_bubblewrap", job.no_bubblewrap},
                       {"record", job.record},
                       {"decision", job.decision}};
+  if (!job.problem_source.empty()) {
+    j["problem_name"] = job.problem_name;
+    j["problem_source"] = job.problem_source;
+  }
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
@@ -35,11 +39,18 @@ Result<EvalJob> EvalJobFromJson(std::string_view json) {
     job.no_bubblewrap = j.value("no_bubblewrap", job.no_bubblewrap);
     job.record = j.value("record", job.record);
     job.decision = j.value("decision", std::string());
+    job.problem_name = j.value("problem_name", std::string());
+    job.problem_source = j.value("problem_source", std::string());
   } catch (const nlohmann::json::exception& e) {
     return Status::InvalidArgument(std::string("bad eval job payload: ") + e.what());
   }
   if (job.task.empty()) return Status::InvalidArgument("an eval job names no task");
   if (job.trials < 5) return Status::InvalidArgument("an eval job needs at least 5 trials");
+  if (!job.problem_source.empty() &&
+      (job.problem_name.empty() || job.problem_name.find('/') != std::string::npos ||
+       !job.problem_name.ends_with(".py"))) {
+    return Status::InvalidArgument("an eval job's problem_name must be a plain NAME.py");
+  }
   return job;
 }
 

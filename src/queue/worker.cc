@@ -91,16 +91,17 @@ class Outage {
 
 bool Unreachable(const Status& status) { return status.code() == StatusCode::kUnavailable; }
 
-// Runs one claimed job to its end state. A job whose runner could not reach the database is
-// left to its lease's end (another claim runs it again); a result that cannot be stored yet is
-// stored once the database is back, while the lease is still this worker's.
+// Runs one claimed job to its end state. A job its runner gave up because the worker was
+// stopped (Cancelled) is left to its lease's end, so that another claim runs it again; a
+// result that cannot be stored yet is stored once the database is back, while the lease is
+// still this worker's, unless the worker is stopped first (the job then runs again elsewhere).
 Result<JobState> RunJob(JobQueue& queue, const JobRunner& run, const ClaimedJob& job,
                         const WorkerOptions& options, Outage& outage, WorkerReport& report) {
   Result<std::string> result = [&] {
     Heartbeat heartbeat(queue, job.id, options.name, options.lease_seconds);
     return run(job);
   }();
-  if (!result.ok() && Unreachable(result.status())) {
+  if (!result.ok() && result.status().code() == StatusCode::kCancelled) {
     ++report.lost;
     return JobState::kRunning;
   }
@@ -109,6 +110,10 @@ Result<JobState> RunJob(JobQueue& queue, const JobRunner& run, const ClaimedJob&
     held = result.ok() ? queue.Complete(job.id, options.name, *result)
                        : queue.Fail(job.id, options.name, result.status().message());
     if (held.ok() || !Unreachable(held.status())) break;
+    if (Stopping(options)) {
+      ++report.lost;
+      return JobState::kRunning;
+    }
     KOPE_RETURN_IF_ERROR(outage.Wait(held.status(), report));
   }
   KOPE_RETURN_IF_ERROR(held.status());

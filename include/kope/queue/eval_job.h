@@ -30,6 +30,10 @@ struct EvalJob {
   bool no_bubblewrap = false;
   bool record = true;
   std::string decision;  // with record: what the candidate changes ("" : "evaluated by a worker")
+  // A KernelBench problem travels as its text (file name and source), imported by the worker
+  // into its own cache: no shared file system needed. Then `task` is for messages only.
+  std::string problem_name;
+  std::string problem_source;
 };
 
 std::string EvalJobToJson(const EvalJob& job);

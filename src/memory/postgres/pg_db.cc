@@ -91,6 +91,20 @@ Query& Query::BindNull(int index) {
 
 Query& Query::BindId(int index, int64_t id) { return id == 0 ? BindNull(index) : Bind(index, id); }
 
+namespace {
+
+// A statement that only reads: run again on a new connection when the old one is found lost.
+bool IsRead(std::string_view sql) {
+  while (!sql.empty() && (sql.front() == ' ' || sql.front() == '(')) sql.remove_prefix(1);
+  if (!sql.starts_with("SELECT") && !sql.starts_with("WITH")) return false;
+  for (std::string_view writes : {"INSERT", "UPDATE", "DELETE", "pg_advisory"}) {
+    if (sql.find(writes) != std::string_view::npos) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 Status Query::Execute(std::source_location where) {
   std::vector<const char*> values(params_.size());
   std::vector<int> lengths(params_.size()), formats(params_.size());
@@ -106,9 +120,7 @@ Status Query::Execute(std::source_location where) {
   };
   run();
   // A read that finds its connection lost (dropped while idle) runs again, once, on a new one.
-  const bool read =
-      sql_->starts_with("SELECT") || sql_->starts_with("WITH") || sql_->starts_with("(SELECT");
-  if (read && PQstatus(conn_) != CONNECTION_OK && !db_->in_transaction_) {
+  if (PQstatus(conn_) != CONNECTION_OK && !db_->in_transaction_ && IsRead(*sql_)) {
     const std::string sql = *sql_;
     if (db_->Reconnect(where).ok() && db_->Prepare(sql, where).ok()) run();
   }
@@ -235,11 +247,12 @@ Db::~Db() { PQfinish(conn_); }
 
 Status Db::Configure(std::string sql) {
   session_sql_ = std::move(sql);
-  return Exec(session_sql_);
+  configured_ = false;
+  return Reconnect(std::source_location::current());
 }
 
 Status Db::Reconnect(std::source_location where) {
-  if (PQstatus(conn_) == CONNECTION_OK) return Status::Ok();
+  if (PQstatus(conn_) == CONNECTION_OK) return Configured(where);
   if (in_transaction_) {
     return Status::Unavailable("at " + std::string(where.file_name()) + ":" +
                                std::to_string(where.line()) +
@@ -253,9 +266,18 @@ Status Db::Reconnect(std::source_location where) {
         ": the PostgreSQL store is unreachable: " + Trimmed(PQerrorMessage(conn_)));
   }
   ++generation_;  // the server forgot the connection's prepared statements
-  if (session_sql_.empty()) return Status::Ok();
+  configured_ = false;
+  return Configured(where);
+}
+
+// Configure's statements, on a connection that has not run them yet (a new one, or one where
+// they failed: they run again at the next call).
+Status Db::Configured(std::source_location where) {
+  if (configured_ || session_sql_.empty()) return Status::Ok();
   PgResult result(PQexec(conn_, session_sql_.c_str()));
-  return PgCheck(conn_, result.get(), "PQexec", where);
+  KOPE_RETURN_IF_ERROR(PgCheck(conn_, result.get(), "PQexec", where));
+  configured_ = true;
+  return Status::Ok();
 }
 
 Status Db::Exec(std::string_view sql, std::source_location where) {

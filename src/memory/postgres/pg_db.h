@@ -125,16 +125,20 @@ class Db {
   // The integer result of a one-value query (a count).
   Result<int64_t> QueryInt(std::string_view sql,
                            std::source_location where = std::source_location::current());
-  bool InTransaction() const { return PQtransactionStatus(conn_) != PQTRANS_IDLE; }
+  // Between an Exec of BEGIN and one of COMMIT or ROLLBACK (every transaction starts so); a
+  // broken connection does not end it for the caller, who must still end it.
+  bool InTransaction() const { return in_transaction_; }
   // The server's database and host, for messages (never the password).
   std::string Describe() const;
 
  private:
   explicit Db(PGconn* conn) : conn_(conn) {}
   Status Reconnect(std::source_location where);
+  Status Configured(std::source_location where);
   PGconn* conn_;
   std::string session_sql_;
   bool in_transaction_ = false;  // between an Exec of BEGIN and one of COMMIT or ROLLBACK
+  bool configured_ = true;       // Configure's statements ran on the current connection
   struct SqlHash {
     using is_transparent = void;
     size_t operator()(std::string_view sql) const { return std::hash<std::string_view>()(sql); }
