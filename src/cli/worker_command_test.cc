@@ -275,7 +275,9 @@ TEST_F(WorkerCommandTest, OptimizeOnWorkersEvaluatesEveryCandidateOnAWorker) {
   const fs::path dir = fs::temp_directory_path() / ("kope-optw-" + std::to_string(::getpid()));
   fs::create_directories(dir);
   const std::string local = (dir / "graph.db").string();
-  const int worker = StartWorker("ow", {"--backend", "cpu", "--idle-exit", "5"});
+  // Idle long enough for the episode's start (a first hardware probe on a fresh machine takes
+  // seconds); stopped by SIGTERM at the end.
+  const int worker = StartWorker("ow", {"--backend", "cpu", "--idle-exit", "120"});
   ProcessOptions options;
   options.timeout_seconds = 300;
   options.working_dir = dir.string();
@@ -336,7 +338,7 @@ TEST_F(WorkerCommandTest, SuiteEpisodesRunOnWorkersAndResumeFromTheSharedStore) 
   }
   std::vector<int> workers;
   for (const char* name : {"s1", "s2"}) {
-    workers.push_back(StartWorker(name, {"--backend", "cpu", "--idle-exit", "5"}));
+    workers.push_back(StartWorker(name, {"--backend", "cpu", "--idle-exit", "120"}));
   }
   const std::vector<std::string> bench = {(fs::path(testing::BinaryDir()) / "kope").string(),
                                           "bench",
