@@ -71,6 +71,33 @@ class WorkerCommandTest : public ::testing::Test {
 
   std::vector<JobRecord> Jobs(const std::string& batch) { return ValueOrDie(queue_->Jobs(batch)); }
 
+  // Runs `sql` on a connection of its own; the integers of its first row (none for a command).
+  std::vector<int64_t> Sql(const std::string& sql) {
+    PGconn* conn = PQconnectdb(url_.c_str());
+    PGresult* r = PQexec(conn, sql.c_str());
+    std::vector<int64_t> row;
+    if (PQresultStatus(r) != PGRES_COMMAND_OK && PQresultStatus(r) != PGRES_TUPLES_OK) {
+      ADD_FAILURE() << sql << ": " << PQerrorMessage(conn);
+    } else if (PQntuples(r) > 0) {
+      for (int c = 0; c < PQnfields(r); ++c) row.push_back(std::atoll(PQgetvalue(r, 0, c)));
+    }
+    PQclear(r);
+    PQfinish(conn);
+    return row;
+  }
+
+  // Waits up to 30 s for `n` jobs of `batch` to be done; false if they were not.
+  bool AwaitDone(const std::string& batch, int n) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (std::chrono::steady_clock::now() < deadline) {
+      int done = 0;
+      for (const JobRecord& j : Jobs(batch)) done += j.state == JobState::kDone;
+      if (done >= n) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+  }
+
   std::string url_;
   std::unique_ptr<queue::JobQueue> queue_;
 };
@@ -115,11 +142,7 @@ TEST_F(WorkerCommandTest, AKilledWorkersJobIsRequeuedAndCompletedOnce) {
     ::kill(victim, SIGKILL);
     Wait(victim);
     // The long job becomes a quick one for its second claim, so that the round stays short.
-    PGconn* conn = PQconnectdb(url_.c_str());
-    PQclear(PQexec(
-        conn,
-        ("UPDATE kope_jobs SET payload = '{\"ms\": 1}' WHERE batch = '" + batch + "'").c_str()));
-    PQfinish(conn);
+    Sql("UPDATE kope_jobs SET payload = '{\"ms\": 1}' WHERE batch = '" + batch + "'");
     const int rescuer = StartWorker("rescuer", {"--lease", "0.5", "--idle-exit", "1"});
     EXPECT_EQ(Wait(rescuer), 0);
     std::vector<JobRecord> jobs = Jobs(batch);
@@ -186,16 +209,7 @@ TEST_F(WorkerCommandTest, TheKubernetesContainersCommandDrainsAQueue) {
   options.env = {"HOME=/tmp", "PATH=/usr/bin:/bin", "KOPE_STORE=" + url_,
                  "KOPE_CACHE_DIR=" + (fs::path(testing::BinaryDir()) / "test-cache").string()};
   const int worker = ValueOrDie(SpawnProcess(argv, options));
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  auto done = [&] {
-    int n = 0;
-    for (const JobRecord& j : Jobs("k8s")) n += j.state == JobState::kDone;
-    return n;
-  };
-  while (done() < 5) {
-    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "the container's worker did no job";
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  ASSERT_TRUE(AwaitDone("k8s", 5)) << "the container's worker did not do the jobs";
   ::kill(worker, SIGTERM);
   EXPECT_EQ(Wait(worker), 0);
 }
@@ -206,26 +220,12 @@ TEST_F(WorkerCommandTest, AWorkerReconnectsWhenItsConnectionsAreDropped) {
   constexpr int kJobs = 30;
   ValueOrDie(queue_->Enqueue(Noops(kJobs, 30, "dropped")));
   const int worker = StartWorker("rc", {"--idle-exit", "1.5", "--lease", "2", "--reconnect", "10"});
-  const auto done = [&] {
-    int n = 0;
-    for (const JobRecord& j : Jobs("dropped")) n += j.state == JobState::kDone;
-    return n;
-  };
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (done() < 5) {
-    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "the worker did no job";
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  PGconn* conn = PQconnectdb(url_.c_str());
-  PGresult* dropped = PQexec(conn,
-                             "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE "
-                             "datname = current_database() AND application_name = "
-                             "'kope-test-worker'");
-  ASSERT_EQ(PQresultStatus(dropped), PGRES_TUPLES_OK) << PQerrorMessage(conn);
-  const int terminated = std::atoi(PQgetvalue(dropped, 0, 0));
-  PQclear(dropped);
-  PQfinish(conn);
-  EXPECT_GE(terminated, 2);  // the worker's queue and store connections
+  ASSERT_TRUE(AwaitDone("dropped", 5)) << "the worker did no job";
+  const std::vector<int64_t> terminated =
+      Sql("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = "
+          "current_database() AND application_name = 'kope-test-worker'");
+  ASSERT_EQ(terminated.size(), 1u);
+  EXPECT_GE(terminated[0], 2);  // the worker's queue and store connections
   EXPECT_EQ(Wait(worker), 0);
   std::vector<JobRecord> jobs = Jobs("dropped");
   ASSERT_EQ(jobs.size(), static_cast<size_t>(kJobs));
@@ -257,9 +257,7 @@ TEST_F(WorkerCommandTest, BenchOnWorkersCollectsVerdictsRecordedOnceEvenWhenRunT
   EXPECT_EQ(Wait(worker), 0);
 
   // As if its first worker died after recording: the job runs again, and records nothing new.
-  PGconn* conn = PQconnectdb(url_.c_str());
-  PQclear(PQexec(conn, "UPDATE kope_jobs SET state = 'queued'"));
-  PQfinish(conn);
+  Sql("UPDATE kope_jobs SET state = 'queued'");
   EXPECT_EQ(Wait(StartWorker("e", {"--backend", "cpu", "--max-jobs", "1"})), 0);
   std::unique_ptr<memory::GraphStore> store = ValueOrDie(memory::OpenStore(url_));
   memory::StoreStats stats = ValueOrDie(store->Stats());
@@ -298,16 +296,12 @@ TEST_F(WorkerCommandTest, OptimizeOnWorkersEvaluatesEveryCandidateOnAWorker) {
   const int evaluations = report.value("session_evaluations", 0);
   EXPECT_EQ(evaluations, 3) << run->output;
 
-  PGconn* conn = PQconnectdb(url_.c_str());
-  PGresult* jobs = PQexec(conn,
-                          "SELECT count(*), count(*) FILTER (WHERE state = 'done' AND worker = "
-                          "'ow' AND claims = 1) FROM kope_jobs WHERE batch LIKE "
-                          "'optimize:gelu:%'");
-  ASSERT_EQ(PQresultStatus(jobs), PGRES_TUPLES_OK) << PQerrorMessage(conn);
-  EXPECT_EQ(std::atoi(PQgetvalue(jobs, 0, 0)), evaluations);
-  EXPECT_EQ(std::atoi(PQgetvalue(jobs, 0, 1)), evaluations);
-  PQclear(jobs);
-  PQfinish(conn);
+  const std::vector<int64_t> jobs =
+      Sql("SELECT count(*), count(*) FILTER (WHERE state = 'done' AND worker = 'ow' AND claims "
+          "= 1) FROM kope_jobs WHERE batch LIKE 'optimize:gelu:%'");
+  ASSERT_EQ(jobs.size(), 2u);
+  EXPECT_EQ(jobs[0], evaluations);
+  EXPECT_EQ(jobs[1], evaluations);
   EXPECT_EQ(ValueOrDie(ValueOrDie(memory::OpenStore(url_))->Stats()).outcomes, 0);
 
   std::unique_ptr<memory::GraphStore> graph = ValueOrDie(memory::OpenStore(local));
