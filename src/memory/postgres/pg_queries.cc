@@ -29,6 +29,15 @@ std::string ViewSql(std::string_view with, std::string_view from, std::string_vi
          std::string(tail);
 }
 
+// Outcome views in one statement: the outcomes `from` joins as `o`, each with its attempt,
+// then `tail` (WHERE, ORDER BY).
+std::string OutcomeViewSql(std::string_view from, std::string_view tail) {
+  return "SELECT " + std::string(kAttemptColumns) + ", " + std::string(kOutcomeColumns) + " FROM " +
+         std::string(from) +
+         " JOIN attempts a ON a.id = o.attempt_id JOIN sources s ON s.id = a.source_id " +
+         std::string(tail);
+}
+
 }  // namespace
 
 Result<std::vector<AttemptView>> PostgresStore::SelectViews(std::string_view tail, NodeId id) {
@@ -38,11 +47,9 @@ Result<std::vector<AttemptView>> PostgresStore::SelectViews(std::string_view tai
 }
 
 Result<std::vector<AttemptView>> PostgresStore::OutcomeViews(const std::vector<NodeId>& ids) {
-  static const std::string sql =
-      "SELECT " + std::string(kAttemptColumns) + ", " + std::string(kOutcomeColumns) +
-      " FROM unnest(?::bigint[]) WITH ORDINALITY x(id, ord) JOIN outcomes o ON o.id = x.id"
-      " JOIN attempts a ON a.id = o.attempt_id JOIN sources s ON s.id = a.source_id"
-      " ORDER BY x.ord";
+  static const std::string sql = OutcomeViewSql(
+      "unnest(?::bigint[]) WITH ORDINALITY x(id, ord) JOIN outcomes o ON o.id = x.id",
+      "ORDER BY x.ord");
   KOPE_ASSIGN_OR_RETURN(Query q, db_->Prepare(sql));
   q.Bind(1, ArrayLiteral(ids));
   KOPE_ASSIGN_OR_RETURN(std::vector<AttemptView> views, ReadViews(q));
@@ -331,11 +338,10 @@ Result<std::vector<AttemptView>> PostgresStore::AttemptsWithError(std::string_vi
                                                                   std::string_view op_family,
                                                                   int limit) {
   std::lock_guard lock(mu_);
-  static const std::string sql =
-      "SELECT " + std::string(kAttemptColumns) + ", " + std::string(kOutcomeColumns) +
-      " FROM outcomes o JOIN attempts a ON a.id = o.attempt_id JOIN sources s ON s.id = "
-      "a.source_id WHERE o.error_signature = ?1 AND o.error_signature <> '' AND (?2 = '' OR "
-      "o.op_family = ?2) ORDER BY o.id DESC LIMIT ?3";
+  static const std::string sql = OutcomeViewSql(
+      "outcomes o",
+      "WHERE o.error_signature = ?1 AND o.error_signature <> '' AND (?2 = '' OR o.op_family = "
+      "?2) ORDER BY o.id DESC LIMIT ?3");
   KOPE_ASSIGN_OR_RETURN(Query q, db_->Prepare(sql));
   q.Bind(1, error_signature).Bind(2, op_family).Bind(3, std::max(0, limit));
   return ReadViews(q);
