@@ -23,8 +23,10 @@ constexpr std::chrono::seconds kOutage{300};
 std::string EvalJobResult(const Outcome& outcome) {
   json j = json::parse(OutcomeToJson(outcome, -1));
   const memory::OutcomeNode node = record::OutcomeNodeFor(outcome);
-  json recorded = {
-      {"verdict", node.verdict}, {"flagged", node.flagged}, {"error_message", node.error_message}};
+  json recorded = {{"stage", node.stage},
+                   {"verdict", node.verdict},
+                   {"flagged", node.flagged},
+                   {"error_message", node.error_message}};
   if (node.speedup) recorded["speedup"] = *node.speedup;
   if (node.time_ms) recorded["time_ms"] = *node.time_ms;
   if (node.roofline) recorded["roofline"] = *node.roofline;
@@ -40,8 +42,8 @@ Result<memory::OutcomeNode> OutcomeNodeOfEvalJobResult(std::string_view result_j
   const json r = j["recorded"];
   j.erase("recorded");
   memory::OutcomeNode node;
-  node.stage = "unit";
   try {
+    node.stage = r.at("stage").get<std::string>();
     node.verdict = r.at("verdict").get<std::string>();
     node.flagged = r.at("flagged").get<bool>();
     node.error_message = r.at("error_message").get<std::string>();

@@ -17,7 +17,7 @@
 namespace kope::cli {
 
 // An eval job's result: OutcomeToJson(outcome) with "recorded", the node the graph records
-// (record::OutcomeNodeFor: verdict, flagged, speedup, time, roofline, error message).
+// (record::OutcomeNodeFor: stage, verdict, flagged, speedup, time, roofline, error message).
 std::string EvalJobResult(const Outcome& outcome);
 // The node an eval job's result records; its evidence is the outcome's JSON record as the
 // worker wrote it. InvalidArgument for a result that is not one.
