@@ -6,11 +6,16 @@
 #include <gtest/gtest.h>
 #include <toml++/toml.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <filesystem>
+#include <memory>
 
 #include "kope/backend/cuda/cuda_backend.h"
 #include "kope/base/file.h"
 #include "kope/eval/evaluator.h"
+#include "kope/eval/runner_pool.h"
 #include "testing/test_paths.h"
 
 namespace kope {
@@ -114,6 +119,55 @@ TEST_P(AdversarialCuda, GetsItsVerdict) {
     EXPECT_LT(outcome->speedup, c.max_speedup) << FormatOutcome(*outcome);
   }
   std::printf("%s: %s\n", c.name.c_str(), FormatOutcome(*outcome).c_str());
+}
+
+// A GPU fault in one candidate (an illegal address, a hung kernel, all device memory taken)
+// reaches neither the next candidate's verdict nor its timing: the same honest kernel is
+// evaluated before and after each fault, through one runner pool as an optimization episode
+// evaluates its candidates, and must be valid both times with its median time within the
+// noise of its clean run (twice the larger of the two runs' noise, and at least 15%: a fault
+// whose work outlived its runner would take the GPU from the kernel timed next).
+TEST_F(AdversarialCuda, AFaultReachesNeitherTheNextVerdictNorItsTiming) {
+  if (backend_ == nullptr) GTEST_SKIP() << "no CUDA GPU here";
+  const fs::path dir = fs::path(kope::testing::SourceDir()) / "src/eval/testdata/adversarial_cuda";
+  auto task = LoadTask(dir / "gelu_small");
+  ASSERT_TRUE(task.ok()) << task.status().ToString();
+  const fs::path clean = fs::path(kope::testing::SourceDir()) / "examples/gelu/optimized.cu";
+  EvalOptions options;
+  options.runner_exe = fs::path(kope::testing::BinaryDir()) / "kope-runner";
+  options.call_timeout_seconds = 5;
+  options.limits.cpu_seconds = 60;
+  RunnerPoolOptions pool_options;
+  pool_options.spares = true;
+  options.pool = std::make_shared<RunnerPool>(pool_options);
+  Evaluator evaluator(*backend_, options);
+  auto evaluate = [&](const fs::path& file) {
+    return evaluator.Evaluate(*task, ReadFileText(file).value_or(""), file.filename().string());
+  };
+  auto before = evaluate(clean);
+  ASSERT_TRUE(before.ok()) << before.status().ToString();
+  ASSERT_TRUE(before->valid() && before->candidate_time) << FormatOutcome(*before);
+  const std::pair<const char*, const char*> faults[] = {{"illegal_address.cu", "crash"},
+                                                        {"infinite_loop.cu", "timeout"},
+                                                        {"device_memory_hog.cu", "runtime_error"},
+                                                        {"launch_failure.cu", "runtime_error"}};
+  std::printf("%-22s %-14s %12s %12s %8s %8s\n", "fault", "verdict", "clean us", "next us",
+              "change", "noise");
+  for (const auto& [file, expected] : faults) {
+    auto fault = evaluate(dir / file);
+    ASSERT_TRUE(fault.ok()) << fault.status().ToString();
+    EXPECT_EQ(VerdictName(fault->verdict), expected) << FormatOutcome(*fault);
+    auto next = evaluate(clean);
+    ASSERT_TRUE(next.ok()) << next.status().ToString();
+    ASSERT_TRUE(next->valid() && next->candidate_time) << file << "\n" << FormatOutcome(*next);
+    const double change = next->candidate_time->median_s / before->candidate_time->median_s - 1;
+    const double noise = std::max(before->timing_noise, next->timing_noise);
+    std::printf("%-22s %-14s %12.2f %12.2f %+7.1f%% %7.1f%%\n", file,
+                std::string(VerdictName(fault->verdict)).c_str(),
+                before->candidate_time->median_s * 1e6, next->candidate_time->median_s * 1e6,
+                change * 100, noise * 100);
+    EXPECT_LE(std::abs(change), std::max(2 * noise, 0.15)) << file << "\n" << FormatOutcome(*next);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, AdversarialCuda, ::testing::ValuesIn(LoadCases()),
