@@ -264,21 +264,22 @@ TEST_P(TorchBridgeCase, GetsItsVerdict) {
 
 // A ModelNew that builds an extension at import builds it once per source: evaluated again,
 // its build folder (kope's cache, keyed by the source) holds the same objects, not rebuilt.
-void ExpectExtensionBuiltOnce(Backend& backend, const EvalOptions& options) {
+// `candidate` builds an extension whose name starts with `extension`.
+void ExpectExtensionBuiltOnce(Backend& backend, const EvalOptions& options,
+                              const std::string& candidate, const std::string& extension) {
   Result<Task> task = ImportedTask("scaled_relu", "");
   ASSERT_TRUE(task.ok()) << task.status().ToString();
-  const std::string source =
-      ReadFileText(TestData() / "candidates" / "scaled_relu_load_inline.py").value_or("");
+  const std::string source = ReadFileText(TestData() / "candidates" / candidate).value_or("");
   Evaluator evaluator(backend, options);
   std::map<fs::path, fs::file_time_type> built;
   for (int evaluation = 0; evaluation < 2; ++evaluation) {
-    Result<Outcome> o = evaluator.Evaluate(*task, source, "scaled_relu_load_inline.py");
+    Result<Outcome> o = evaluator.Evaluate(*task, source, candidate);
     ASSERT_TRUE(o.ok()) << o.status().ToString();
     ASSERT_EQ(o->verdict, Verdict::kValid) << FormatOutcome(*o);
     std::map<fs::path, fs::file_time_type> objects;
     for (const auto& entry : fs::recursive_directory_iterator(TorchExtensionCacheDir())) {
       if (entry.path().extension() == ".so" &&
-          entry.path().string().find("kope_test_scaled_relu") != std::string::npos) {
+          entry.path().filename().string().rfind(extension, 0) == 0) {
         objects[entry.path()] = entry.last_write_time();
       }
     }
@@ -326,7 +327,8 @@ TEST_F(TorchBridgeCudaCase, AnExtensionIsBuiltOncePerSourceOnTheGpu) {
   options.trials = 2;
   options.timing.max_seconds = 0.1;
   options.torch_compile_reference = false;
-  ExpectExtensionBuiltOnce(*backend(), options);
+  ExpectExtensionBuiltOnce(*backend(), options, "scaled_relu_load_inline_cuda.py",
+                           "kope_test_scaled_relu_cuda");
 }
 #endif  // KOPE_TEST_CUDA
 
@@ -369,7 +371,8 @@ TEST_F(TorchBridgeCase, AnExtensionIsBuiltOncePerSource) {
   }
   KOPE_REQUIRE_BRIDGE();
   ASSERT_NE(backend(), nullptr);
-  ExpectExtensionBuiltOnce(*backend(), QuickOptions());
+  ExpectExtensionBuiltOnce(*backend(), QuickOptions(), "scaled_relu_load_inline.py",
+                           "kope_test_scaled_relu");
 }
 
 // A problem whose output ignores its inputs cannot tell a right candidate from a wrong one:
