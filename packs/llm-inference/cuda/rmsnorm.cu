@@ -1,5 +1,8 @@
 // RMSNorm over the last dimension on a GPU, f32 / f16 / bf16 (x, weight and y of one dtype):
-// y = x / sqrt(mean(x^2) + eps) * weight, x and y [..., d], weight [d]; sums in f32.
+// y = x / sqrt(mean(x^2) + eps) * weight, x and y [..., d], weight [d]; sums in f32. As
+// transformers' RMSNorm rounds: the normalized row is rounded to the input's dtype before the
+// weight multiplies it (a second rounding), so that inside a model the kernel gives the
+// module's own values, not merely values within the tolerance.
 // One block of kThreads per row; when d is a multiple of 8 elements (16 bytes of bf16) the row is
 // read with 16-byte loads, once, into registers (rows up to kThreads * kVectors * 16 bytes),
 // otherwise element by element in two passes.
@@ -52,6 +55,12 @@ __device__ __forceinline__ float BlockSum(float v) {
 }
 
 // 16-byte vectors held in registers.
+// weight * (x * inv rounded to T), rounded to T.
+template <typename T>
+__device__ __forceinline__ T Scaled(T x, float inv, T w) {
+  return FromF<T>(ToF(FromF<T>(ToF(x) * inv)) * ToF(w));
+}
+
 template <typename T>
 __global__ void RmsNormVec(const T* __restrict__ x, const T* __restrict__ w, T* __restrict__ y,
                            int64_t d) {
@@ -82,7 +91,7 @@ __global__ void RmsNormVec(const T* __restrict__ x, const T* __restrict__ w, T* 
       const T* we = reinterpret_cast<const T*>(&wv);
       T* o = reinterpret_cast<T*>(&out);
 #pragma unroll
-      for (int j = 0; j < kPer; ++j) o[j] = FromF<T>(ToF(e[j]) * inv * ToF(we[j]));
+      for (int j = 0; j < kPer; ++j) o[j] = Scaled(e[j], inv, we[j]);
       __stcs(yr + i, out);
     }
   }
@@ -96,7 +105,7 @@ __global__ void RmsNormAny(const T* __restrict__ x, const T* __restrict__ w, T* 
   for (int64_t i = threadIdx.x; i < d; i += blockDim.x) sum += ToF(xr[i]) * ToF(xr[i]);
   const float inv = rsqrtf(BlockSum(sum) / static_cast<float>(d) + kEps);
   for (int64_t i = threadIdx.x; i < d; i += blockDim.x) {
-    y[blockIdx.x * d + i] = FromF<T>(ToF(xr[i]) * inv * ToF(w[i]));
+    y[blockIdx.x * d + i] = Scaled(xr[i], inv, w[i]);
   }
 }
 
