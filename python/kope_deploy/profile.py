@@ -1,9 +1,10 @@
 """`python3 -m kope_deploy.profile --workload DIR/workload.json --out DIR`: the Python side of
 `kope deploy profile` (docs/commands/deploy.md; the output: docs/PROFILE_JSON.md).
 
-Per request entry: a warm-up run at its shapes, a timed run of every decode step (no profiler), and a profiled run
-of the prefill and a few decode steps (PROFILED_STEPS) in eager mode with module hooks. Progress,
-done and error lines go to stdout as JSON, one object a line; tracebacks to stderr.
+Per request entry: a warm-up run at its shapes, a timed run of every decode step (no profiler),
+and a profiled run of the prefill and a few decode steps (PROFILED_STEPS) in eager mode with
+module hooks. Progress, done and error lines go to stdout as JSON, one object a line; tracebacks
+to stderr.
 """
 import argparse
 import json

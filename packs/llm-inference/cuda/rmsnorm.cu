@@ -54,13 +54,13 @@ __device__ __forceinline__ float BlockSum(float v) {
   return scratch[0];
 }
 
-// 16-byte vectors held in registers.
 // weight * (x * inv rounded to T), rounded to T.
 template <typename T>
 __device__ __forceinline__ T Scaled(T x, float inv, T w) {
   return FromF<T>(ToF(FromF<T>(ToF(x) * inv)) * ToF(w));
 }
 
+// 16-byte vectors held in registers.
 template <typename T>
 __global__ void RmsNormVec(const T* __restrict__ x, const T* __restrict__ w, T* __restrict__ y,
                            int64_t d) {
