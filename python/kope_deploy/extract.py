@@ -301,7 +301,8 @@ def write_unit_task(folder, name, planned, sets, match, workload_name, family, c
             f.write(source)
         importer.import_problem(problem, folder, sets, task_name=name,
                                 description=f"{where} in workload {workload_name}",
-                                family=family, captured_inputs=captured)
+                                family=family, captured_inputs=captured,
+                                tolerance=importer.WORKLOAD_TOLERANCE)
     unit = {"format": UNIT_FORMAT, "kind": kind, "module_type": module_type, "path": path,
             "pattern": paths, "patchable": kind in PATCHED_UNITS}
     with open(os.path.join(folder, "unit.json"), "w") as f:

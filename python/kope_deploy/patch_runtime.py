@@ -149,6 +149,7 @@ class KernelPatch:
         self.calls = collections.Counter()      # key label -> kernel calls
         self.fallbacks = collections.Counter()  # why -> calls the module's own forward ran
         self.installed = []                     # (module, path, the forward it had, if any)
+        self.bound = {}  # id(module) -> (module, its patched forward, the fallback's cell)
 
     def targets(self, model):
         """(path, module) of every module it applies to."""
@@ -172,12 +173,23 @@ class KernelPatch:
         return len(self.installed)
 
     def _install(self, path, m):
+        # One forward per module, made on its first install and kept: a re-applied patch is the
+        # same function (what a captured CUDA graph of the model was recorded with).
+        if id(m) not in self.bound:
+            self.bound[id(m)] = (m, *self._forward(m))
+        _, forward, fallback = self.bound[id(m)]
+        original = m.__dict__.get("forward")
+        fallback[0] = m.forward  # what calls it does not take run, as of this install
+        m.forward = forward
+        self.installed.append((m, path, original))
+
+    def _forward(self, m):
+        """The module's patched forward, and the cell holding the forward it falls back to."""
         own = dict(m.named_parameters())
         first = own[self.parameters[0]] if self.parameters else None
         device = first.device if first is not None else torch.device("cpu")
         kernel = self.kernel.bind(self.name, own, self.parameters, device)
-        original = m.__dict__.get("forward")
-        fallback = m.forward
+        fallback = [m.forward]
 
         def forward(*args, **kwargs):
             label = None
@@ -186,12 +198,10 @@ class KernelPatch:
                 label = self.keys.get(key_of(args))
             if label is None:
                 self.fallbacks["not a validated shape, dtype or device"] += 1
-                return fallback(*args, **kwargs)
+                return fallback[0](*args, **kwargs)
             self.calls[label] += 1
             return kernel(label, args)
-
-        m.forward = forward
-        self.installed.append((m, path, original))
+        return forward, fallback
 
     def remove(self):
         """Restores every module it was installed on."""

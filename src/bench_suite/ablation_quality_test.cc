@@ -62,6 +62,17 @@ struct Script {
   }
 };
 
+// The run, an attempt per line: id, parent, decision, verdict, speedup (for failure messages).
+std::string Trace(const agent::EpisodeReport& run) {
+  std::string out;
+  for (const agent::AttemptSummary& a : run.attempts) {
+    out += "a" + std::to_string(a.id) + " <- a" + std::to_string(a.parent_id) + ": " + a.decision +
+           ": " + a.verdict + " " + (a.speedup ? std::to_string(*a.speedup) : "-") +
+           (a.flagged ? " flagged" : "") + " " + a.message + "\n";
+  }
+  return out;
+}
+
 TEST(AblationQualityTest, RepliesUseThePromptAndANewTaskGetsTheFamilysExperience) {
   ScratchDir scratch;
   auto store = OpenTestStore(scratch.path() / "store.db");
@@ -83,11 +94,19 @@ TEST(AblationQualityTest, RepliesUseThePromptAndANewTaskGetsTheFamilysExperience
   // the value the prompt showed, and the chain reached the best configuration.
   ASSERT_GE(script->prompts.size(), 5u);
   EXPECT_NE(script->prompts[4].find("missing_helper"), std::string::npos);
+  // One and two passes may time alike on a loaded machine, so the best is either of them; the
+  // chain itself must have gone down to one pass.
   auto best = store->GetSource(run->best->source_hash);
   ASSERT_TRUE(best.ok());
-  EXPECT_NE(best->find("kRepeat = 1;"), std::string::npos) << *best;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(*best, m, std::regex(R"(kRepeat = (\d+);)"))) << *best;
+  EXPECT_LE(std::stoi(m[1]), 2) << Trace(*run);
   EXPECT_EQ(run->best->proposer, "llm:scripted");
-  for (size_t i = 5; i < script->shown.size(); ++i) EXPECT_GT(script->shown[i], 0) << i;
+  for (size_t i = 5; i < script->shown.size(); ++i) {
+    EXPECT_GT(script->shown[i], 0) << i;
+    EXPECT_LT(script->shown[i], script->shown[i - 1]) << i << "\n" << Trace(*run);
+  }
+  EXPECT_EQ(script->shown.back(), 2) << Trace(*run);
 
   // The context for a new task of the family, from scratch.
   const Task large = LoadTestTask("scale_large");

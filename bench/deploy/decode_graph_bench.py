@@ -1,0 +1,133 @@
+"""The decode-graph runtime patch end to end, beside the two paths a user would otherwise run.
+
+    python3 bench/deploy/decode_graph_bench.py DIR/workload.json [--rounds 3] [--json OUT]
+
+DIR/workload.json is what `kope deploy profile WORKLOAD.toml --out DIR --dry-run` writes. In one
+process, per request entry, interleaved (the order rotating each round): eager generate() (the
+unpatched model), the same with the decode_graph patch (kope_deploy/decode_graph.py), and
+transformers' own fast path (a static cache with generate() compiling the decode step, mode
+"reduce-overhead"). Each side is warmed up first (the compiled side twice: compilation, then its
+graphs). Figures per side: prefill ms and decode ms per step (medians over rounds, each round one
+generate() call), decode tokens/s; the patched step's GPU time (its graph replayed alone, back to
+back) as the GPU-busy fraction of a step; the weights' bandwidth floor (parameter bytes over
+4.25 TB/s) and each step's share of it. Then the accuracy gate of the patch (the workload's
+rules). The last lines are a table.
+"""
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "python"))
+from kope_deploy import decode_graph, gate, models, runs  # noqa: E402
+
+BANDWIDTH = 4.25e12  # bytes/s: the H200's measured copy bandwidth
+
+
+def run_side(model, workload, request, side, patch):
+    mode = "cuda-graphs" if side == "hf-compiled" else "generate"
+    w = dict(workload, run=dict(workload["run"], mode=mode))
+    if side == "kope-graph":
+        patch.apply(model.module)
+    try:
+        totals = runs.run_entry(model, w, request, request["decode"]).totals()
+    finally:
+        if side == "kope-graph":
+            patch.remove()
+    steps, decode_ms = totals["decode"]
+    return totals["prefill"][1], decode_ms / steps
+
+
+@torch.inference_mode()
+def replay_ms(patch, batch, prompt, steps=50):
+    """The captured decode step's GPU time: its graph replayed `steps` times back to back, the
+    cache's length set back to the prompt's first (each replay appends a token)."""
+    graphs = [g for key, g in patch.graphs.items() if g and key[1][1][0] == batch]
+    if not graphs:
+        return None
+    graph = graphs[0][0]
+    for layer in patch.caches[batch].layers:
+        layer.cumulative_length.fill_(prompt)
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    graph.replay()
+    start.record()
+    for _ in range(steps):
+        graph.replay()
+    stop.record()
+    torch.cuda.synchronize()
+    return start.elapsed_time(stop) / steps
+
+
+def main(argv):
+    parser = argparse.ArgumentParser()
+    parser.add_argument("workload")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--json")
+    parser.add_argument("--no-compiled", action="store_true",
+                        help="leave transformers' compiled path out (where it cannot run)")
+    args = parser.parse_args(argv)
+    with open(args.workload) as f:
+        workload = json.load(f)
+    model = models.build(workload)
+    params = sum(p.numel() * p.element_size() for p in model.module.parameters())
+    floor_ms = 1e3 * params / BANDWIDTH
+    longest = max(r["prompt"] + r["decode"] for r in workload["requests"]) + gate.MAX_DECODE + 2
+    sides = ("eager", "kope-graph") + (() if args.no_compiled else ("hf-compiled",))
+    rows = []
+    for request in workload["requests"]:
+        patch = decode_graph.DecodeGraph(longest)
+        t0 = time.time()
+        for side in sides:  # warm-up
+            for _ in range(2 if side == "hf-compiled" else 1):
+                run_side(model, workload, request, side, patch)
+        print(f"entry bs {request['batch']}: warmed up in {time.time() - t0:.0f} s", flush=True)
+        samples = {s: [] for s in sides}
+        for r in range(args.rounds):
+            order = sides[r % len(sides):] + sides[:r % len(sides)]
+            for side in order:
+                samples[side].append(run_side(model, workload, request, side, patch))
+        replay = replay_ms(patch, request["batch"], request["prompt"])  # kept when removed
+        row = {"batch": request["batch"], "prompt": request["prompt"],
+               "decode": request["decode"], "floor_ms": floor_ms, "replay_ms": replay,
+               "engagement": patch.engagement()}
+        patch.release()
+        for side in sides:
+            prefill = statistics.median(s[0] for s in samples[side])
+            step = statistics.median(s[1] for s in samples[side])
+            row[side] = {"prefill_ms": prefill, "step_ms": step,
+                         "step_ms_all": [s[1] for s in samples[side]],
+                         "tokens_per_s": request["batch"] * 1e3 / step}
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    gate_report = gate.run(model.module, [decode_graph.DecodeGraph(longest)], workload)
+    print("gate:", json.dumps({k: gate_report[k] for k in
+                               ("passed", "reasons", "greedy_agreement", "patched", "noise",
+                                "engagement")}), flush=True)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"rows": rows, "gate": gate_report, "params_bytes": params}, f, indent=1)
+    print(f"\n{'bs':>3} {'side':<12} {'prefill ms':>10} {'ms/step':>8} {'tok/s':>8} "
+          f"{'vs eager':>8} {'vs hf':>6} {'floor %':>7}")
+    for row in rows:
+        hf = row["hf-compiled"]["step_ms"] if "hf-compiled" in row else float("nan")
+        for side in sides:
+            s = row[side]
+            print(f"{row['batch']:>3} {side:<12} {s['prefill_ms']:>10.2f} {s['step_ms']:>8.3f} "
+                  f"{s['tokens_per_s']:>8.1f} {row['eager']['step_ms'] / s['step_ms']:>8.2f} "
+                  f"{hf / s['step_ms']:>6.2f} "
+                  f"{100 * floor_ms / s['step_ms']:>7.1f}")
+        if row["replay_ms"]:
+            print(f"{row['batch']:>3} graph replay alone {row['replay_ms']:.3f} ms/step: "
+                  f"{100 * row['replay_ms'] / row['kope-graph']['step_ms']:.0f}% of the patched "
+                  f"step GPU-busy; Amdahl ceiling of removing the host time from eager: "
+                  f"{row['eager']['step_ms'] / row['replay_ms']:.1f}x")
+    print(f"gate: passed {gate_report['passed']} {gate_report['reasons']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,202 @@
+"""A runtime patch: the decode step over a static cache, replayed from a CUDA graph.
+
+Where a profile says decode is host-bound (the GPU idle most of each step while Python launches
+hundreds of small kernels), the step's kernels can be launched as one captured graph. This patch
+changes how a transformers causal LM runs, not what it computes:
+
+- a prefill (a forward with no cache, or an empty one, over more than one token) runs as it
+  would, but into a static cache of the patch's own (one per batch size, reset for every new
+  sequence, kept across sequences so that its tensors stay where the graphs read them);
+- a decode step (one token per sequence, over one of those caches) is captured once per batch
+  size and argument shapes, on its second call (the first runs eagerly and warms the libraries
+  up), and replayed after that: its inputs are copied into the graph's own, the graph replayed,
+  and the logits returned as a copy;
+- every other call runs the model's own forward (counted as a fallback).
+
+On a device without CUDA graphs (the CPU) the static cache still serves and steps run eagerly,
+so that the same code is checked there. `remove()` restores the model's forward exactly and frees
+the caches and graphs. Needs torch and transformers only: kope's patch artifacts carry this file
+as it is.
+"""
+import collections
+
+import torch
+
+
+class DecodeGraph:
+    """`max_cache_len`: the longest sequence (prompt and generated tokens) a cache holds."""
+
+    kind = "runtime"
+    name = "decode_graph"
+
+    def __init__(self, max_cache_len):
+        self.max_cache_len = int(max_cache_len)
+        self.calls = collections.Counter()      # "prefill", "decode (replayed)", ...
+        self.fallbacks = collections.Counter()  # why -> calls the model's own forward ran
+        self.model, self.installed = None, False
+        self.release()
+
+    def apply(self, model):
+        if self.installed:
+            raise ValueError("decode_graph: already applied")
+        if not hasattr(model, "config") or not hasattr(model, "generate"):
+            raise ValueError("decode_graph: the model is no transformers causal LM")
+        if model is not self.model:  # caches and graphs are the model's: kept across re-applies
+            self.release()
+            self.model = model
+            self.device = next(model.parameters()).device
+            self.capture = self.device.type == "cuda"
+            self.pool = torch.cuda.graph_pool_handle() if self.capture else None
+        self.original = model.__dict__.get("forward")
+        self.forward = model.forward
+        model.forward = self._call
+        self.installed = True
+        return 1
+
+    def remove(self):
+        """Restores the model's forward; its caches and graphs stay for the next apply."""
+        if not self.installed:
+            return
+        if self.original is None:
+            del self.model.forward
+        else:
+            self.model.forward = self.original
+        self.installed = False
+
+    def release(self):
+        """Frees the caches and graphs."""
+        self.remove()
+        self.model, self.caches, self.lengths, self.graphs, self.pool = None, {}, {}, {}, None
+        self.seen = collections.Counter()
+        self.state = None
+
+    def engagement(self):
+        return {"task": self.name, "modules": ["forward"], "calls": dict(self.calls),
+                "fallbacks": dict(self.fallbacks), "step_shapes": len(self.seen),
+                "graphs": sum(1 for g in self.graphs.values() if g),
+                "engaged": self.calls["decode (replayed)"] + self.calls["decode (eager)"] > 0}
+
+    def _call(self, input_ids=None, past_key_values=None, **kwargs):
+        if input_ids is None or kwargs.get("inputs_embeds") is not None:
+            self.fallbacks["inputs_embeds, not input_ids"] += 1
+            return self.forward(input_ids=input_ids, past_key_values=past_key_values, **kwargs)
+        batch, length = input_ids.shape[:2]
+        ours = self.caches.get(batch)
+        if past_key_values is not None and past_key_values is ours:
+            if length == 1:
+                return self._decode(input_ids, ours, kwargs)
+            self.fallbacks["more than one token over a cache"] += 1
+        elif length > 1 and kwargs.get("use_cache", True) is not False and \
+                _empty(past_key_values) and length < self.max_cache_len:
+            self.calls["prefill"] += 1
+            self.state = _patched_forwards(self.model)
+            cache = self._cache(batch)
+            self.lengths[batch] = length
+            return self.forward(input_ids=input_ids, past_key_values=cache, **kwargs)
+        else:
+            self.fallbacks["not a prefill into, or a step over, a static cache"] += 1
+        return self.forward(input_ids=input_ids, past_key_values=past_key_values, **kwargs)
+
+    def _cache(self, batch):
+        """The batch size's static cache, reset; made on its first sequence."""
+        cache = self.caches.get(batch)
+        if cache is None:
+            from transformers import StaticCache
+            cache = StaticCache(config=self.model.config.get_text_config(decoder=True),
+                                max_cache_len=self.max_cache_len)
+            self.caches[batch] = cache
+        else:
+            cache.reset()
+        return cache
+
+    def _decode(self, input_ids, cache, kwargs):
+        batch = input_ids.shape[0]
+        if self.lengths[batch] >= self.max_cache_len:
+            raise ValueError(f"decode_graph: a sequence outgrew max_cache_len "
+                             f"{self.max_cache_len}")
+        self.lengths[batch] += 1
+        key = _key(input_ids, kwargs)
+        if key is None:
+            self.fallbacks["a step argument that cannot be keyed"] += 1
+            return self.forward(input_ids=input_ids, past_key_values=cache, **kwargs)
+        key = (self.state,) + key
+        self.seen[key] += 1
+        if self.capture and self.seen[key] == 2:  # the first call warmed the libraries up
+            self.graphs[key] = self._record(input_ids, cache, kwargs)
+        if not self.graphs.get(key):
+            self.calls["decode (eager)"] += 1
+            return self.forward(input_ids=input_ids, past_key_values=cache, **kwargs)
+        graph, static, logits, output = self.graphs[key]
+        static["input_ids"].copy_(input_ids)
+        for k, v in kwargs.items():
+            _copy_into(static[k], v)
+        graph.replay()
+        self.calls["decode (replayed)"] += 1
+        return output(logits.clone())
+
+    def _record(self, input_ids, cache, kwargs):
+        """The step captured: (graph, its input tensors, its logits, a function making the
+        output of logits); None where the step cannot be captured (it runs eagerly then)."""
+        static = {k: _clone(v) for k, v in kwargs.items()}
+        static["input_ids"] = input_ids.clone()
+        graph = torch.cuda.CUDAGraph()
+        try:
+            with torch.cuda.graph(graph, pool=self.pool):
+                out = self.forward(past_key_values=cache, **static)
+        except RuntimeError as e:
+            self.fallbacks[f"not capturable: {str(e).splitlines()[0][:120]}"] += 1
+            return None
+
+        def output(logits):
+            out_type = type(out)
+            return out_type(logits=logits, past_key_values=cache)
+        return graph, static, out.logits, output
+
+
+def _patched_forwards(model):
+    """Which modules run a forward of their own (other patches), the functions themselves (held,
+    so that none is freed and its identity reused): a graph captured under one set replays
+    their kernels, so it serves that set alone."""
+    return tuple((path, m.__dict__["forward"]) for path, m in model.named_modules()
+                 if "forward" in m.__dict__ and m is not model)
+
+
+def _empty(cache):
+    return cache is None or int(cache.get_seq_length()) == 0
+
+
+def _key(input_ids, kwargs):
+    """What a captured step depends on: the shapes and dtypes of its tensors (also inside a
+    dict, as a model with several attention kinds gets its masks) and the values of the rest;
+    None where an argument is none of these (it cannot be keyed)."""
+    parts = [("input_ids", tuple(input_ids.shape), input_ids.dtype)]
+    for k in sorted(kwargs):
+        v = kwargs[k]
+        if isinstance(v, dict):
+            inner = _key(input_ids, v)
+            if inner is None:
+                return None
+            parts.append((k, inner[1:]))
+        elif isinstance(v, torch.Tensor):
+            parts.append((k, tuple(v.shape), v.dtype))
+        elif v is None or isinstance(v, (bool, int, float, str)):
+            parts.append((k, v))
+        else:
+            return None
+    return tuple(parts)
+
+
+def _clone(v):
+    """The graph's own copy of an argument (tensors cloned, in dicts too)."""
+    if isinstance(v, dict):
+        return {k: _clone(x) for k, x in v.items()}
+    return v.clone() if isinstance(v, torch.Tensor) else v
+
+
+def _copy_into(static, v):
+    """A step's argument copied into the graph's own (same structure: the key says so)."""
+    if isinstance(v, dict):
+        for k, x in v.items():
+            _copy_into(static[k], x)
+    elif isinstance(v, torch.Tensor):
+        static.copy_(v)

@@ -1,0 +1,101 @@
+"""The decode-graph runtime patch on the tiny Llama (fp32, CPU: the static cache serves, steps run
+eagerly, since capture needs CUDA): generate() and the gate's own loop give the unpatched model's
+tokens, every decode step goes through the patch, a cache is kept across sequences and reset, a
+sequence longer than the cache is refused, and remove() restores the model. And the gate's bf16
+rule where the unpatched model misses min_token_match against itself. Run by ctest."""
+import unittest
+
+import torch
+
+from . import decode_graph, gate
+from .extract_test import tiny
+
+WORKLOAD = {"run": {"dtype": "fp32"}, "accuracy": {"random_prompts": 3},
+            "requests": [{"batch": 1, "prompt": 16, "decode": 3},
+                         {"batch": 2, "prompt": 32, "decode": 2}]}
+
+
+def generate(model, ids, steps):
+    with torch.inference_mode():
+        return model.generate(ids, attention_mask=torch.ones_like(ids), do_sample=False,
+                              max_new_tokens=steps, min_new_tokens=steps, pad_token_id=0,
+                              eos_token_id=None)
+
+
+class DecodeGraphTest(unittest.TestCase):
+    def setUp(self):
+        self.model = tiny("tiny-llama")
+        self.ids = torch.randint(0, 256, (2, 16), generator=torch.Generator().manual_seed(3))
+
+    def test_generate_through_the_patch_gives_the_same_tokens(self):
+        expected = generate(self.model, self.ids, 6)
+        patch = decode_graph.DecodeGraph(64)
+        patch.apply(self.model)
+        first = generate(self.model, self.ids, 6)
+        cache = patch.caches[2]
+        second = generate(self.model, self.ids, 6)
+        self.assertTrue(torch.equal(first, expected))
+        self.assertTrue(torch.equal(second, expected))
+        self.assertIs(patch.caches[2], cache)  # kept and reset, not made again
+        e = patch.engagement()
+        self.assertEqual(e["calls"], {"prefill": 2, "decode (eager)": 10})
+        self.assertTrue(e["engaged"])
+        self.assertEqual(e["step_shapes"], 1)
+        patch.remove()
+        self.assertNotIn("forward", self.model.__dict__)
+        self.assertTrue(torch.equal(generate(self.model, self.ids, 6), expected))
+
+    def test_a_sequence_longer_than_the_cache_is_refused(self):
+        patch = decode_graph.DecodeGraph(18)
+        patch.apply(self.model)
+        with self.assertRaisesRegex(ValueError, "outgrew max_cache_len 18"):
+            generate(self.model, self.ids, 6)
+        patch.remove()
+
+    def test_other_calls_run_the_models_own_forward(self):
+        patch = decode_graph.DecodeGraph(64)
+        patch.apply(self.model)
+        with torch.no_grad():
+            self.model(self.ids, use_cache=False)
+        e = patch.engagement()
+        self.assertFalse(e["engaged"])
+        self.assertEqual(sum(e["fallbacks"].values()), 1)
+        patch.release()
+        self.assertNotIn("forward", self.model.__dict__)
+
+    def test_the_gate_passes_it_in_fp32(self):
+        report = gate.run(self.model, [decode_graph.DecodeGraph(64)], WORKLOAD)
+        self.assertTrue(report["passed"], report["reasons"])
+        self.assertEqual(report["greedy_agreement"], 1.0)
+        self.assertGreater(report["engagement"][0]["calls"]["decode (eager)"], 0)
+
+
+def bf16_report(patched, noise_top1):
+    noise = {"one_at_a_time": {"top1_agreement": noise_top1, "kl": 1e-5, "max_logit_diff": 0.04},
+             "attention_eager": {"top1_agreement": 0.95, "kl": 9e-5, "max_logit_diff": 0.09}}
+    return {"dtype": "bf16", "engagement": [], "greedy_agreement": 0.5, "noise": noise,
+            "patched": patched}
+
+
+class GateRuleTest(unittest.TestCase):
+    ACCURACY = {"min_token_match": 0.99}
+
+    def test_where_the_model_misses_the_threshold_against_itself_divergence_decides(self):
+        within = {"top1_agreement": 0.89, "kl": 4e-5, "max_logit_diff": 0.07}
+        self.assertEqual(gate._reasons(bf16_report(within, 0.93), self.ACCURACY), [])
+        beyond = {"top1_agreement": 0.82, "kl": 2.5e-3, "max_logit_diff": 0.41}
+        reasons = gate._reasons(bf16_report(beyond, 0.93), self.ACCURACY)
+        self.assertEqual(len(reasons), 2)
+        self.assertIn("kl 0.0025 beyond the unpatched model's own noise", reasons[0])
+
+    def test_where_the_model_meets_it_the_threshold_decides(self):
+        close = {"top1_agreement": 0.98, "kl": 1e-6, "max_logit_diff": 0.01}
+        reasons = gate._reasons(
+            dict(bf16_report(close, 0.995), noise={"one_at_a_time": {
+                "top1_agreement": 0.995, "kl": 1e-6, "max_logit_diff": 0.01}}), self.ACCURACY)
+        self.assertEqual(len(reasons), 1)
+        self.assertIn("top-1 agreement 0.9800 < accuracy.min_token_match 0.99", reasons[0])
+
+
+if __name__ == "__main__":
+    unittest.main()
