@@ -183,12 +183,12 @@ def get_init_inputs():
 """
 
 
-def imported(source, name):
+def imported(source, name, **options):
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, name)
         with open(path, "w") as f:
             f.write(source)
-        importer.import_problem(path, os.path.join(d, "out"))
+        importer.import_problem(path, os.path.join(d, "out"), **options)
         with open(os.path.join(d, "out", "task.toml")) as f:
             return f.read()
 
@@ -261,6 +261,16 @@ class ToleranceTest(unittest.TestCase):
                          "[tolerance]\nrtol = 0.0001\natol = 0.0001")
         self.assertEqual(tolerance_of(imported(HALF_RELU, "19_relu_half.py")),
                          "[tolerance]\nrtol = 0.01\natol = 0.01")
+
+    def test_extracted_tasks_allow_two_ulps_of_their_dtype(self):
+        # bf16's spacing is 2^-7 relative at worst: two of them exceed KernelBench's 1e-2.
+        self.assertEqual(importer.WORKLOAD_TOLERANCE["bf16"], 2 * 2.0 ** -7)
+        self.assertEqual(importer.WORKLOAD_TOLERANCE["f16"], 1e-2)
+        self.assertEqual(importer.WORKLOAD_TOLERANCE["f32"], 1e-4)
+        bf16 = HALF_RELU.replace("torch.float16", "torch.bfloat16")
+        self.assertEqual(tolerance_of(imported(bf16, "relu_bf16.py",
+                                               tolerance=importer.WORKLOAD_TOLERANCE)),
+                         "[tolerance]\nrtol = 0.015625\natol = 0.015625")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """The patch artifact: a Python package `kope_patch_<model>` that installs validated kernels on a
 user's own model with nothing but torch. It holds each kernel's file with its SHA-256 (a ModelNew
 `.py`, or a native kernel's compiled shared object, its source beside it), the
-patches' dispatch keys (patches.json), the validation report with its provenance (report.json),
+patches' dispatch keys (patches.json; a runtime patch, kope_patch_decode_graph.py, by its
+options), the validation report with its provenance (report.json),
 kope's patch runtime as it is (kope_patch_runtime.py), and `apply(model)` / `remove(model)`.
 A kernel file that changed since it was validated is refused when applied."""
 import hashlib
@@ -19,6 +20,7 @@ import hashlib
 import json
 import os
 
+from . import kope_patch_decode_graph as decode_graph
 from . import kope_patch_runtime as runtime
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -35,6 +37,9 @@ def patches():
         with open(path, "rb") as f:
             if hashlib.sha256(f.read()).hexdigest() != p["sha256"]:
                 raise ValueError(f"{{path}}: changed since it was validated")
+        if p["kind"] == "runtime":  # how the model runs: the decode step from a CUDA graph
+            out.append(decode_graph.DecodeGraph(**p["options"]))
+            continue
         keys = {{tuple((tuple(shape), runtime.DTYPES[dtype]) for shape, dtype in key): label
                 for label, key in p["keys"]}}
         if p.get("kind", "modelnew") == "native":
@@ -76,6 +81,11 @@ def package_name(model_name):
 
 def _write_kernel(folder, p):
     """Writes one patch's kernel file(s) under folder/kernels; its patches.json entry."""
+    if p.kind == "runtime":  # its code is the package's kope_patch_decode_graph.py
+        with open(os.path.join(folder, "kope_patch_decode_graph.py"), "rb") as f:
+            digest = hashlib.sha256(f.read()).hexdigest()
+        return {"name": p.name, "kind": "runtime", "options": {"max_cache_len": p.max_cache_len},
+                "file": "kope_patch_decode_graph.py", "sha256": digest}
     source = p.source.encode()
     entry = {"name": p.name, "kind": p.kind, "module_type": p.module_type, "pattern": p.pattern,
              "parameters": p.parameters, "keys": p.signatures,
@@ -104,6 +114,9 @@ def write(out, model_name, patches, report, provenance):
     partial = folder + ".partial"
     shutil.rmtree(partial, ignore_errors=True)
     os.makedirs(os.path.join(partial, "kernels"))
+    here = os.path.dirname(__file__)
+    shutil.copy(os.path.join(here, "decode_graph.py"),
+                os.path.join(partial, "kope_patch_decode_graph.py"))
     entries = []
     for p in patches:
         entries.append(_write_kernel(partial, p))

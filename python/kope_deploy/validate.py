@@ -8,9 +8,12 @@ kope compiled). Per task, the first candidate that
 3. does not lose end to end alone (e2e.measure: no request entry's prefill or decode slower
    beyond the measured noise)
 
-is accepted; the others tried are rejected with their reason. The accepted patches are then
-combined in ranking order, each kept only if the gate still passes with it (patches can
-interact), measured together and alone (e2e.contributions), and packaged (artifact.write).
+is accepted; the others tried are rejected with their reason. The plan's runtime decisions
+(`runtime`: decode_graph, where the profile found decode host-bound) go through the same gate
+and the same end-to-end rule. The accepted patches are then combined, a runtime patch first
+(it changes how every kernel after it is launched), then the kernels in ranking order, each
+kept only if the gate still passes with it (patches can interact), measured together and
+packaged (artifact.write).
 Writes DIR/validation.json and DIR/report.html; progress, done and error lines go to stdout as
 JSON, one object a line, as the profiler's do.
 """
@@ -19,7 +22,7 @@ import json
 import os
 import sys
 
-from . import artifact, e2e, gate, models, patching, report_html
+from . import artifact, decode_graph, e2e, gate, models, patching, report_html
 from .profile import progress, step
 
 FORMAT = "kope-validation-1"
@@ -48,13 +51,23 @@ def _wins(measured):
                if name in m)
 
 
+RUNTIME_PATCHES = {"decode_graph": lambda d: decode_graph.DecodeGraph(d["max_cache_len"])}
+
+
 def try_candidate(model, workload, unpatched, task, candidate, rounds, judge_speed=True):
     """One candidate of a task through load, gate and e2e: its record, and its patch if
     accepted. Without `judge_speed` the end-to-end figures are measured but reject nothing."""
     record = {"attempt": candidate.get("attempt"), "source": candidate["source"],
               "unit_speedup": candidate.get("speedup")}
+    return judge(model, workload, unpatched, record, rounds, judge_speed,
+                 lambda: patching.Patch(task["folder"], candidate["source"],
+                                        candidate.get("compiled")))
+
+
+def judge(model, workload, unpatched, record, rounds, judge_speed, make):
+    """A patch (`make()`) through install, gate and e2e: its record, and the patch if accepted."""
     try:
-        patch = patching.Patch(task["folder"], candidate["source"], candidate.get("compiled"))
+        patch = make()
         record["kind"] = patch.kind
         record["gate"] = gate.run(model.module, [patch], workload, unpatched)
     except (patching.PatchError, RuntimeError, ValueError) as e:
@@ -90,6 +103,21 @@ def validate_task(model, workload, unpatched, task, rounds, index, total, judge_
     return out, None
 
 
+def validate_runtime(model, workload, unpatched, decision, rounds, judge_speed):
+    """A runtime decision of the plan as a task of one candidate: its result, and its patch."""
+    progress("validate", None, 0, 1, f"runtime: {decision['name']} ({decision['reason']})")
+    record = {"attempt": None, "source": None, "unit_speedup": None,
+              "reason_proposed": decision["reason"]}
+    if decision["name"] not in RUNTIME_PATCHES:
+        record.update(kind="runtime", accepted=False, reason="no such runtime patch")
+        patch = None
+    else:
+        record, patch = judge(model, workload, unpatched, record, rounds, judge_speed,
+                              lambda: RUNTIME_PATCHES[decision["name"]](decision))
+    return {"task": decision["name"], "folder": None, "share": None, "tried": [record],
+            "accepted": "runtime" if patch else None}, patch
+
+
 def combine(model, workload, unpatched, accepted):
     """The accepted patches that pass the gate together, added in ranking order; the dropped
     ones with why."""
@@ -112,6 +140,12 @@ def run(plan, rounds=e2e.ROUNDS, judge_speed=True):
     progress("reference", None, 0, len(plan["tasks"]), "the unpatched model's gate figures")
     unpatched = gate.reference(model.module, workload)
     tasks, accepted = [], []
+    for decision in plan.get("runtime", []):
+        result, patch = validate_runtime(model, workload, unpatched, decision, rounds,
+                                         judge_speed)
+        tasks.append(result)
+        if patch is not None:
+            accepted.append(patch)
     for i, task in enumerate(plan["tasks"]):
         result, patch = validate_task(model, workload, unpatched, task, rounds, i,
                                       len(plan["tasks"]), judge_speed)

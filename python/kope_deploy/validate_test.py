@@ -1,10 +1,14 @@
 """The validation step of `kope deploy` on the tiny Llama of examples/deploy/tiny-llama.toml
 (fp32, CPU): an RMSNorm task at the workload's shapes and a plan of two candidates, the first
 right on the unit task's random inputs but wrong on the model's own activations, the second
-right. The first is rejected in the model, the second accepted, packaged and reported. Run by
-ctest: python3 -m unittest kope_deploy.validate_test."""
+right; and the decode-graph runtime decision. The first candidate is rejected in the model, the
+second accepted; the runtime patch is accepted too, goes first when they are combined, and is
+packaged with the kernel: the artifact applied in a fresh Python generates the unpatched model's
+tokens. Run by ctest: python3 -m unittest kope_deploy.validate_test."""
 import json
 import os
+import subprocess
+import sys
 import tempfile
 import unittest
 
@@ -60,7 +64,9 @@ class ValidateTest(unittest.TestCase):
         plan = {"workload": cls.workload_path, "out": cls.out, "provenance": {"test": True},
                 "tasks": [{"name": "rmsnorm", "folder": cls.task, "share": 0.2, "candidates": [
                     {"attempt": 7, "source": cls.sources["wrong"], "speedup": 2.0},
-                    {"attempt": 8, "source": cls.sources["right"], "speedup": 1.5}]}]}
+                    {"attempt": 8, "source": cls.sources["right"], "speedup": 1.5}]}],
+                "runtime": [{"name": "decode_graph", "reason": "decode is host-bound",
+                             "max_cache_len": 64}]}
         # Speed is measured and reported, but judges nothing here: a test asserts no timing.
         cls.result = validate.run(plan, rounds=1, judge_speed=False)
 
@@ -78,7 +84,7 @@ class ValidateTest(unittest.TestCase):
         self.assertTrue(torch.equal(got, want))
 
     def test_the_model_rejects_the_first_candidate_and_accepts_the_second(self):
-        tried = self.result["tasks"][0]["tried"]
+        tried = self.result["tasks"][1]["tried"]
         self.assertEqual([t["attempt"] for t in tried], [7, 8])
         self.assertFalse(tried[0]["accepted"])
         self.assertIn("fails in the model", tried[0]["reason"])
@@ -86,19 +92,68 @@ class ValidateTest(unittest.TestCase):
         self.assertNotIn("e2e", tried[0])  # the gate came first
         self.assertTrue(tried[1]["accepted"], tried[1]["reason"])
         self.assertEqual(tried[1]["gate"]["greedy_agreement"], 1.0)
-        self.assertEqual(self.result["tasks"][0]["accepted"], 8)
-        self.assertEqual(self.result["patches"], ["rmsnorm"])
+        self.assertEqual(self.result["tasks"][1]["accepted"], 8)
+        self.assertEqual(self.result["patches"], ["decode_graph", "rmsnorm"])
+
+    def test_the_runtime_decision_passes_the_same_gate(self):
+        runtime = self.result["tasks"][0]
+        self.assertEqual(runtime["task"], "decode_graph")
+        self.assertEqual(runtime["accepted"], "runtime")
+        record = runtime["tried"][0]
+        self.assertEqual(record["kind"], "runtime")
+        self.assertEqual(record["gate"]["greedy_agreement"], 1.0)
+        self.assertTrue(record["gate"]["engagement"][0]["engaged"])
+        self.assertIn("e2e", record)
+        together = self.result["gate"]["engagement"]
+        self.assertEqual([e["task"] for e in together], ["decode_graph", "rmsnorm"])
+        self.assertTrue(all(e["engaged"] for e in together))
 
     def test_the_accepted_patch_is_measured_packaged_and_reported(self):
         self.assertEqual([e["entry"] for e in self.result["e2e"]],
                          list(range(len(self.workload["requests"]))))
         with open(os.path.join(self.result["artifact"], "patches.json")) as f:
             patches = json.load(f)["patches"]
-        self.assertEqual([(p["name"], p["kind"], p["candidate"]) for p in patches],
-                         [("rmsnorm", "modelnew", "right.py")])
+        self.assertEqual([(p["name"], p["kind"], p.get("candidate")) for p in patches],
+                         [("decode_graph", "runtime", None), ("rmsnorm", "modelnew", "right.py")])
+        self.assertEqual(patches[0]["options"], {"max_cache_len": 64})
         page = validate.report_html.page(self.result, {})
         self.assertIn("fails in the model", page)
         self.assertIn("<svg", page)
+
+    def test_the_artifact_generates_the_unpatched_tokens_in_a_fresh_python(self):
+        config = self.workload["model"]["config"]
+        script = FRESH.format(config=json.dumps(config))
+        env = dict(os.environ, PYTHONPATH=os.path.dirname(self.result["artifact"]))
+        r = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                           text=True, timeout=300)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout.split(), ["same", "decode_graph:engaged", "rmsnorm:engaged",
+                                            "restored"])
+
+
+# The user's own generate() loop with the artifact applied; kope is not importable there.
+FRESH = """
+import json, torch, transformers
+import kope_patch_tiny_llama as kp
+config = transformers.LlamaConfig(**json.loads({config!r}))
+torch.manual_seed(0)
+model = transformers.LlamaForCausalLM(config).eval()
+ids = torch.randint(0, config.vocab_size, (2, 16), generator=torch.Generator().manual_seed(5))
+def generate():
+    with torch.inference_mode():
+        return model.generate(ids, attention_mask=torch.ones_like(ids), do_sample=False,
+                              max_new_tokens=4, min_new_tokens=4, pad_token_id=0,
+                              eos_token_id=None)
+expected = generate()
+patches = kp.apply(model)
+got = generate()
+print("same" if torch.equal(got, expected) else "different")
+for p in patches:
+    print(p.name + ":" + ("engaged" if p.engagement()["engaged"] else "idle"))
+kp.remove(model)
+print("restored" if "forward" not in model.__dict__ and
+      all("forward" not in m.__dict__ for m in model.modules()) else "patched")
+"""
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -62,6 +63,7 @@ struct Loop {
   std::unique_ptr<Backend> backend;
   agent::ProposerSet proposers;
   std::map<std::string, agent::EpisodeReport> reports;  // the latest episode of each task
+  std::vector<deploy::RuntimeDecision> runtime;         // what the profile suggests
 };
 
 int Fail(const Status& status, int code) {
@@ -182,8 +184,9 @@ std::string Provenance(Loop& loop) {
 // Writes the plan, runs the validation step, records what it found; the validation.
 Result<deploy::Validation> Validate(Loop& loop, const std::vector<deploy::PlanTask>& plan) {
   const fs::path plan_path = loop.out / "plan.json";
-  KOPE_RETURN_IF_ERROR(WriteText(
-      plan_path, deploy::PlanJson(loop.out / "workload.json", loop.out, Provenance(loop), plan)));
+  KOPE_RETURN_IF_ERROR(
+      WriteText(plan_path, deploy::PlanJson(loop.out / "workload.json", loop.out, Provenance(loop),
+                                            plan, loop.runtime)));
   KOPE_ASSIGN_OR_RETURN(deploy::ProfilerCommand command,
                         deploy::PythonDeployCommand("validate",
                                                     {"--plan", plan_path.string(), "--rounds",
@@ -216,7 +219,9 @@ Result<deploy::Validation> Round(Loop& loop, const std::vector<deploy::DeployTas
     KOPE_ASSIGN_OR_RETURN(deploy::PlanTask candidates, CandidatesOf(loop, t, loop.reports[t.name]));
     if (!candidates.candidates.empty()) plan.push_back(std::move(candidates));
   }
-  if (plan.empty()) return Status::FailedPrecondition("no task has a valid candidate");
+  if (plan.empty() && loop.runtime.empty()) {
+    return Status::FailedPrecondition("no task has a valid candidate");
+  }
   return Validate(loop, plan);
 }
 
@@ -251,6 +256,10 @@ int RunLoop(const LoopArgs& args) {
   Result<deploy::TaskSelection> selection =
       deploy::SelectTasks(*profile, loop.out, static_cast<size_t>(args.tasks), args.units);
   if (!selection.ok()) return Fail(selection.status(), 1);
+  loop.runtime = deploy::RuntimeDecisions(loop.workload, *profile);
+  for (const deploy::RuntimeDecision& d : loop.runtime) {
+    std::cerr << "runtime decision: " << d.name << " (" << d.reason << ")\n";
+  }
   deploy::SplitAttempts(args.episode.attempts, 1, &selection->tasks);
   for (const std::string& s : selection->skipped) std::cerr << "not optimized: " << s << "\n";
   std::set<std::string> patched;
@@ -259,7 +268,10 @@ int RunLoop(const LoopArgs& args) {
     validation = Round(loop, selection->tasks, patched, round);
     if (!validation.ok()) return Fail(validation.status(), 1);
     patched = std::set<std::string>(validation->patches.begin(), validation->patches.end());
-    if (patched.size() == selection->tasks.size()) break;
+    const auto done =
+        std::count_if(selection->tasks.begin(), selection->tasks.end(),
+                      [&](const deploy::DeployTask& t) { return patched.count(t.name); });
+    if (static_cast<size_t>(done) == selection->tasks.size()) break;
   }
   std::cout << deploy::ValidationSummary(*validation);
   std::cout << "report: " << (loop.out / "report.html").string() << "\n";

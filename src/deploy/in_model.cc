@@ -112,10 +112,11 @@ Result<int> RecordInModel(memory::GraphStore& store, const Validation& validatio
 std::string ValidationSummary(const Validation& v) {
   std::string out = fmt::format("in the model of {}:\n", v.workload);
   for (const InModelTrial& t : v.trials) {
-    out +=
-        fmt::format("  {:<32} a{:<6} {:<8} {}\n", t.task, t.attempt, t.kind.empty() ? "-" : t.kind,
-                    (t.accepted ? "accepted" : "rejected") + std::string(t.accepted ? "" : ": ") +
-                        (t.accepted ? "" : t.reason));
+    // A runtime patch is no recorded attempt.
+    const std::string attempt = t.attempt == 0 ? "-" : "a" + std::to_string(t.attempt);
+    out += fmt::format("  {:<32} {:<7} {:<8} {}\n", t.task, attempt, t.kind.empty() ? "-" : t.kind,
+                       (t.accepted ? "accepted" : "rejected") +
+                           std::string(t.accepted ? "" : ": ") + (t.accepted ? "" : t.reason));
   }
   for (const std::string& d : v.dropped) out += "  dropped when combined: " + d + "\n";
   if (v.patches.empty()) return out + "no patch accepted\n";

@@ -1,5 +1,7 @@
 #include "kope/deploy/plan.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
@@ -82,8 +84,28 @@ void SplitAttempts(int total, int minimum, std::vector<DeployTask>* tasks) {
   for (int k = 0; k < spare - given; ++k) ++(*tasks)[order[k % n]].attempts;
 }
 
+std::vector<RuntimeDecision> RuntimeDecisions(const Workload& workload, const Profile& profile) {
+  if (workload.run.device != "cuda" || workload.run.mode != "generate" ||
+      workload.model.source == ModelSource::kScript) {
+    return {};
+  }
+  double wall = 0, idle = 0;
+  for (const PhaseProfile& p : profile.phases) {
+    if (p.phase != "decode") continue;
+    wall += p.weight * p.wall_ms;
+    idle += p.weight * p.wall_ms * p.idle_fraction;
+  }
+  if (wall <= 0 || idle / wall < kHostBoundIdle) return {};
+  int64_t longest = 0;
+  for (const RequestEntry& r : workload.requests) longest = std::max(longest, r.prompt + r.decode);
+  return {{"decode_graph",
+           fmt::format("decode is host-bound: the GPU idle {:.0f}% of its time", 100 * idle / wall),
+           longest + 1}};
+}
+
 std::string PlanJson(const fs::path& workload_json, const fs::path& out_dir,
-                     const std::string& provenance_json, const std::vector<PlanTask>& tasks) {
+                     const std::string& provenance_json, const std::vector<PlanTask>& tasks,
+                     const std::vector<RuntimeDecision>& runtime) {
   json plan = {{"format", "kope-deploy-plan-1"},
                {"workload", workload_json.string()},
                {"out", out_dir.string()},
@@ -104,6 +126,11 @@ std::string PlanJson(const fs::path& workload_json, const fs::path& out_dir,
                              {"share", t.task.share},
                              {"phases", t.task.phases},
                              {"candidates", std::move(candidates)}});
+  }
+  plan["runtime"] = json::array();
+  for (const RuntimeDecision& d : runtime) {
+    plan["runtime"].push_back(
+        {{"name", d.name}, {"reason", d.reason}, {"max_cache_len", d.max_cache_len}});
   }
   return plan.dump(1);
 }

@@ -114,6 +114,49 @@ TEST(PlanJsonTest, HoldsTheTasksCandidatesInOrder) {
   EXPECT_EQ(c[0]["speedup"], 2.5);
   EXPECT_TRUE(c[1]["compiled"].is_null());
   EXPECT_TRUE(c[1]["speedup"].is_null());
+  EXPECT_TRUE(plan["runtime"].empty());
+  plan = nlohmann::json::parse(
+      PlanJson("/d/workload.json", "/d", "{}", {t}, {{"decode_graph", "why", 641}}));
+  EXPECT_EQ(plan["runtime"][0]["name"], "decode_graph");
+  EXPECT_EQ(plan["runtime"][0]["max_cache_len"], 641);
+}
+
+// Which workloads and profiles get the decode-graph decision.
+struct RuntimeCase {
+  const char* name;
+  const char* device;
+  const char* mode;
+  ModelSource source;
+  double decode_idle;  // of both entries' decode phases
+  bool decided;
+};
+
+TEST(RuntimeDecisionsTest, DecodeGraphWhereEagerDecodeOnCudaIsHostBound) {
+  const RuntimeCase cases[] = {
+      {"host-bound eager decode on CUDA", "cuda", "generate", ModelSource::kConfig, 0.85, true},
+      {"a checkpoint, likewise", "cuda", "generate", ModelSource::kCheckpoint, 0.6, true},
+      {"the GPU busy", "cuda", "generate", ModelSource::kConfig, 0.3, false},
+      {"already compiled", "cuda", "static-compile", ModelSource::kConfig, 0.85, false},
+      {"on the CPU", "cpu", "generate", ModelSource::kConfig, 0.85, false},
+      {"a user's script (its own loop)", "cuda", "generate", ModelSource::kScript, 0.85, false},
+  };
+  for (const RuntimeCase& c : cases) {
+    Workload w;
+    w.run.device = c.device;
+    w.run.mode = c.mode;
+    w.model.source = c.source;
+    w.requests = {{1, 512, 128, 0.5}, {8, 256, 64, 0.5}};
+    Profile p;
+    p.phases = {{0, "prefill", 0.5, 20, 18, 0.1, 1},
+                {0, "decode", 0.5, 12, 12 * (1 - c.decode_idle), c.decode_idle, 128},
+                {1, "decode", 0.5, 18, 18 * (1 - c.decode_idle), c.decode_idle, 64}};
+    const std::vector<RuntimeDecision> d = RuntimeDecisions(w, p);
+    ASSERT_EQ(d.size(), c.decided ? 1u : 0u) << c.name;
+    if (!c.decided) continue;
+    EXPECT_EQ(d[0].name, "decode_graph") << c.name;
+    EXPECT_EQ(d[0].max_cache_len, 641) << c.name;
+    EXPECT_NE(d[0].reason.find("host-bound"), std::string::npos) << d[0].reason;
+  }
 }
 
 }  // namespace

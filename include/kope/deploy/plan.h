@@ -1,7 +1,8 @@
 // `kope deploy`'s plan: which extracted tasks it optimizes (those whose unit a patch can replace,
 // best ranked first), how the attempt budget is split among them (by each task's share of the
 // workload's time: its Amdahl weight), and the plan file the Python validation step reads
-// (python/kope_deploy/validate.py): per task, its candidates best first.
+// (python/kope_deploy/validate.py): per task, its candidates best first, and the runtime
+// decisions the profile suggests (how the model runs rather than a kernel).
 #ifndef KOPE_DEPLOY_PLAN_H_
 #define KOPE_DEPLOY_PLAN_H_
 
@@ -12,6 +13,7 @@
 
 #include "kope/base/status.h"
 #include "kope/deploy/profile.h"
+#include "kope/deploy/workload.h"
 #include "kope/memory/model.h"
 
 namespace kope::deploy {
@@ -52,11 +54,30 @@ struct PlanTask {
   std::vector<PlanCandidate> candidates;  // best first
 };
 
+// A runtime patch the validation step tries beside the kernels, through the same gate
+// (docs/DEPLOY_GATE.md): "decode_graph", the decode step over a static cache replayed from a
+// CUDA graph.
+struct RuntimeDecision {
+  std::string name;
+  std::string reason;         // the profile's evidence for it
+  int64_t max_cache_len = 0;  // the longest sequence of the workload, and one token more
+};
+
+// The decode phase counts as host-bound when the GPU is idle this much of its wall time.
+inline constexpr double kHostBoundIdle = 0.5;
+
+// decode_graph where the workload runs a transformers model's eager generate() on CUDA and its
+// decode phases (weighted by their share of the time) leave the GPU idle at least
+// kHostBoundIdle of the time; nothing otherwise.
+std::vector<RuntimeDecision> RuntimeDecisions(const Workload& workload, const Profile& profile);
+
 // The plan file's text (JSON): the workload.json to build the model from, the folder the
-// artifact and the report go to, the provenance recorded in the artifact, and the tasks.
+// artifact and the report go to, the provenance recorded in the artifact, the tasks and the
+// runtime decisions.
 std::string PlanJson(const std::filesystem::path& workload_json,
                      const std::filesystem::path& out_dir, const std::string& provenance_json,
-                     const std::vector<PlanTask>& tasks);
+                     const std::vector<PlanTask>& tasks,
+                     const std::vector<RuntimeDecision>& runtime = {});
 
 }  // namespace kope::deploy
 
