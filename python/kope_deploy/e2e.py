@@ -1,7 +1,7 @@
 """End-to-end speed inside the model: the unpatched and the patched model interleaved in one
 process, in the mode the workload runs (runs.run_entry: generate(), or a static cache compiled),
-several rounds, per request entry: prefill latency and decode tokens per second, medians with
-their spread. A patched figure is a win only beyond the noise (the larger relative spread,
+several rounds, per request entry: prefill latency, decode tokens per second and the whole
+request's time, medians with their spread. A patched figure is a win only beyond the noise (the larger relative spread,
 (p80 - p20) / median, of the two sides) and in every round: each round times both sides one
 after the other, and its ratio is that round's speedup. A loss likewise, so that one slow
 moment of a busy machine makes neither. Under MIN_ROUNDS rounds the noise is not known, and
@@ -13,6 +13,9 @@ from . import runs
 
 ROUNDS = 5
 MIN_ROUNDS = 3  # rounds a win or a loss needs
+# Per request entry: (figure, higher is better). request_ms is the whole request, the prompt's
+# prefill and every decode step: what its user waits for.
+FIGURES = (("prefill_ms", False), ("decode_tokens_per_s", True), ("request_ms", False))
 
 
 def _quantiles(values):
@@ -30,7 +33,9 @@ def _sample(model, workload, request, patches, patched):
         for p in patches if patched else ():
             p.remove()
     steps, decode_ms = totals.get("decode", (0, 0.0))
-    return totals["prefill"][1], request["batch"] * steps / (decode_ms / 1e3) if decode_ms else None
+    prefill_ms = totals["prefill"][1]
+    return (prefill_ms, request["batch"] * steps / (decode_ms / 1e3) if decode_ms else None,
+            prefill_ms + decode_ms)
 
 
 def _side(values, higher_is_better):
@@ -69,8 +74,7 @@ def measure(model, patches, workload, rounds=ROUNDS):
                 samples[patched].append(_sample(model, workload, request, patches, patched))
         entry = {"entry": i, "batch": request["batch"], "prompt": request["prompt"],
                  "decode": request["decode"]}
-        for k, (name, higher) in enumerate((("prefill_ms", False),
-                                            ("decode_tokens_per_s", True))):
+        for k, (name, higher) in enumerate(FIGURES):
             paired = [(u[k], p[k]) for u, p in zip(samples[False], samples[True])
                       if u[k] is not None and p[k] is not None]
             if not paired:

@@ -11,8 +11,10 @@ namespace {
 
 using json = nlohmann::json;
 
-constexpr std::pair<const char*, const char*> kPhases[] = {{"prefill_ms", "prefill"},
-                                                           {"decode_tokens_per_s", "decode"}};
+// Per request entry: the figure's key in validation.json and its row's name ("request": the
+// whole request, prefill and decode).
+constexpr std::pair<const char*, const char*> kPhases[] = {
+    {"prefill_ms", "prefill"}, {"decode_tokens_per_s", "decode"}, {"request_ms", "request"}};
 
 std::vector<EntryFigure> ReadEntries(const json& measured) {
   std::vector<EntryFigure> out;
@@ -125,7 +127,7 @@ std::string ValidationSummary(const Validation& v) {
   out += fmt::format("  {:<6} {:<6} {:<8} {:>12} {:>12} {:>9} {:>7}\n", "entry", "batch", "phase",
                      "unpatched", "patched", "speedup", "noise");
   for (const EntryFigure& e : v.e2e) {
-    const char* unit = e.phase == "prefill" ? "ms" : "tok/s";
+    const char* unit = e.phase == "decode" ? "tok/s" : "ms";
     out += fmt::format("  {:<6} {:<6} {:<8} {:>9.4g} {:<2} {:>9.4g} {:<2} {:>8.3f}x {:>6.1f}%{}\n",
                        e.entry, e.batch, e.phase, e.unpatched, unit, e.patched, unit, e.speedup,
                        100 * e.noise,
