@@ -1,12 +1,12 @@
 """End-to-end speed inside the model: the unpatched and the patched model interleaved in one
 process, in the mode the workload runs (runs.run_entry: generate(), or a static cache compiled),
 several rounds, per request entry: prefill latency, decode tokens per second and the whole
-request's time, medians with their spread. A patched figure is a win only beyond the noise (the larger relative spread,
-(p80 - p20) / median, of the two sides) and in every round: each round times both sides one
-after the other, and its ratio is that round's speedup. A loss likewise, so that one slow
-moment of a busy machine makes neither. Under MIN_ROUNDS rounds the noise is not known, and
-there is neither. `contributions` measures every patch alone and all of
-them together, so that a reader sees where a gain comes from."""
+request's time, medians with their spread. A patched figure is a win only beyond the noise (the
+larger relative spread, (p80 - p20) / median, of the two sides) and in every round: each round
+times both sides one after the other, and its ratio is that round's speedup. A loss likewise, so
+that one slow moment of a busy machine makes neither. Under MIN_ROUNDS rounds the noise is not
+known, and there is neither. `contributions` measures every patch alone and all of them
+together, so that a reader sees where a gain comes from."""
 import statistics
 
 from . import runs
