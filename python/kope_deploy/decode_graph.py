@@ -14,9 +14,9 @@ changes how a transformers causal LM runs, not what it computes:
 - every other call runs the model's own forward (counted as a fallback).
 
 On a device without CUDA graphs (the CPU) the static cache still serves and steps run eagerly,
-so that the same code is checked there. `remove()` restores the model's forward exactly and frees
-the caches and graphs. Needs torch and transformers only: kope's patch artifacts carry this file
-as it is.
+so that the same code is checked there. `remove()` restores the model's forward exactly and keeps
+the caches and graphs for the next `apply()` to the same model; `release()` frees them. Needs
+torch and transformers only: kope's patch artifacts carry this file as it is.
 """
 import collections
 

@@ -1,8 +1,9 @@
 """The decode-graph runtime patch on the tiny Llama (fp32, CPU: the static cache serves, steps run
 eagerly, since capture needs CUDA): generate() and the gate's own loop give the unpatched model's
 tokens, every decode step goes through the patch, a cache is kept across sequences and reset, a
-sequence longer than the cache is refused, and remove() restores the model. And the gate's bf16
-rule where the unpatched model misses min_token_match against itself. Run by ctest."""
+sequence longer than the cache is refused, and remove() restores the model. Where CUDA is found,
+the steps are captured and replayed, and give the same tokens. And the gate's bf16 rule where the
+unpatched model misses min_token_match against itself. Run by ctest."""
 import unittest
 
 import torch
@@ -62,6 +63,27 @@ class DecodeGraphTest(unittest.TestCase):
         self.assertEqual(sum(e["fallbacks"].values()), 1)
         patch.release()
         self.assertNotIn("forward", self.model.__dict__)
+
+    @unittest.skipUnless(torch.cuda.is_available(), "CUDA graphs need a CUDA device")
+    def test_on_cuda_the_replayed_steps_compute_what_the_eager_ones_do(self):
+        model = self.model.cuda()
+        ids = self.ids.cuda()
+        eager = decode_graph.DecodeGraph(64)
+        eager.apply(model)
+        eager.capture = False  # the same static cache, every step run eagerly
+        expected = generate(model, ids, 6)
+        eager.release()
+        patch = decode_graph.DecodeGraph(64)
+        patch.apply(model)
+        got = [generate(model, ids, 6) for _ in range(2)]
+        e = patch.engagement()
+        patch.release()
+        for g in got:
+            self.assertTrue(torch.equal(g, expected))
+        # One step eager (the warm-up), the other nine replayed, from one graph.
+        self.assertEqual(e["calls"], {"prefill": 2, "decode (eager)": 1, "decode (replayed)": 9})
+        self.assertEqual(e["graphs"], 1)
+        self.assertEqual(e["fallbacks"], {})
 
     def test_the_gate_passes_it_in_fp32(self):
         report = gate.run(self.model, [decode_graph.DecodeGraph(64)], WORKLOAD)

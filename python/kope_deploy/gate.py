@@ -144,7 +144,7 @@ def _reasons(report, accuracy):
     if report["dtype"] == "fp32":
         if report["greedy_agreement"] < 1.0:
             reasons.append(f"fp32 greedy tokens differ: {report['greedy_agreement']:.4f} agree")
-    elif noise and min(n["top1_agreement"] for n in noise) < threshold:
+    elif noise and (own := min(n["top1_agreement"] for n in noise)) < threshold:
         # The threshold is one the unpatched model misses against itself (its next-token
         # distribution nearly flat: random weights): top-1 agreement is noise there, and the
         # patched model must stay within the noise's divergence instead.
@@ -153,8 +153,7 @@ def _reasons(report, accuracy):
             if patched[figure] > worst:
                 reasons.append(f"{figure} {patched[figure]:.4g} beyond the unpatched model's own "
                                f"noise ({worst:.4g}; its top-1 agreement with itself, "
-                               f"{min(n['top1_agreement'] for n in noise):.4f}, is under "
-                               f"accuracy.min_token_match {threshold})")
+                               f"{own:.4f}, is under accuracy.min_token_match {threshold})")
     elif patched["top1_agreement"] < threshold:
         reasons.append(f"teacher-forced top-1 agreement {patched['top1_agreement']:.4f} < "
                        f"accuracy.min_token_match {threshold}")

@@ -179,7 +179,7 @@ class KernelPatch:
             self.bound[id(m)] = (m, *self._forward(m))
         _, forward, fallback = self.bound[id(m)]
         original = m.__dict__.get("forward")
-        fallback[0] = m.forward  # what calls it does not take run, as of this install
+        fallback[0] = m.forward  # what runs the calls it does not take, as of this install
         m.forward = forward
         self.installed.append((m, path, original))
 

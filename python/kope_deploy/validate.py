@@ -38,9 +38,10 @@ def _loses(measured):
 
 
 def _phase_losses(measured):
+    """The phases slower beyond the noise, said in an accepted patch's reason."""
     return [f"entry {m['entry']} {name} {m[name]['speedup']:.3f}x"
-            for m in measured for name in ("prefill_ms", "decode_tokens_per_s")
-            if name in m and m[name]["loss"]]
+            for m in measured for name, _ in e2e.FIGURES
+            if name != "request_ms" and name in m and m[name]["loss"]]
 
 
 def _noise_note(report):

@@ -131,6 +131,23 @@ class ValidateTest(unittest.TestCase):
                                             "restored"])
 
 
+def figure(speedup, loss):
+    return {"speedup": speedup, "noise": 0.05, "win": not loss and speedup > 1.05, "loss": loss}
+
+
+class EndToEndRuleTest(unittest.TestCase):
+    """A patch that trades a slower prefill for a faster decode wins the request; one whose whole
+    request is slower loses."""
+
+    def test_a_slower_phase_is_said_and_a_slower_request_rejects(self):
+        trade = [{"entry": 1, "prefill_ms": figure(0.87, True),
+                  "decode_tokens_per_s": figure(2.8, False), "request_ms": figure(2.7, False)}]
+        self.assertEqual(validate._loses(trade), [])
+        self.assertEqual(validate._phase_losses(trade), ["entry 1 prefill_ms 0.870x"])
+        slower = [dict(trade[0], request_ms=figure(0.9, True))]
+        self.assertEqual(validate._loses(slower), ["entry 1 request_ms 0.900x (noise 0.050)"])
+
+
 # The user's own generate() loop with the artifact applied; kope is not importable there.
 FRESH = """
 import json, torch, transformers

@@ -47,6 +47,30 @@ TEST(ValidationTest, ReadsTrialsPatchesAndFigures) {
   EXPECT_NE(summary.find("kope_patch_tiny_llama"), std::string::npos) << summary;
 }
 
+// A runtime patch (no attempt) accepted, with the whole request's figure beside the phases'.
+TEST(ValidationTest, SummarySaysARuntimePatchAndTheWholeRequest) {
+  Result<Validation> v = ParseValidation(R"({
+    "format": "kope-validation-1", "workload": "llama",
+    "tasks": [{"task": "decode_graph", "tried": [
+      {"attempt": null, "kind": "runtime", "accepted": true, "reason": "accepted",
+       "gate": {"passed": true}, "e2e": []}]}],
+    "dropped": [], "patches": ["decode_graph"], "gate": null, "artifact": null,
+    "e2e": [{"entry": 0, "batch": 1,
+             "request_ms": {"unpatched": {"median": 1589}, "patched": {"median": 376},
+                            "speedup": 4.23, "noise": 0.28, "win": true, "loss": false}}]})",
+                                         "validation.json");
+  ASSERT_TRUE(v.ok()) << v.status().message();
+  ASSERT_EQ(v->trials.size(), 1u);
+  EXPECT_EQ(v->trials[0].attempt, 0);
+  ASSERT_EQ(v->e2e.size(), 1u);
+  EXPECT_EQ(v->e2e[0].phase, "request");
+  const std::string summary = ValidationSummary(*v);
+  EXPECT_NE(summary.find("decode_graph                     -       runtime  accepted"),
+            std::string::npos)
+      << summary;
+  EXPECT_NE(summary.find("request       1589 ms"), std::string::npos) << summary;
+}
+
 TEST(ValidationTest, AnotherFormatIsRefusedNamingTheFile) {
   Result<Validation> v = ParseValidation(R"({"format": "x"})", "DIR/validation.json");
   ASSERT_FALSE(v.ok());
