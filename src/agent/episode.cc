@@ -339,6 +339,17 @@ class Episode {
     return Status::Ok();
   }
 
+  // The candidate evaluated after `id`, told to the evaluator (its extension may build while
+  // this one is timed).
+  void PrepareNext(CandidateEvaluator& evaluator, NodeId id, const EvalOptions& eval) {
+    const NodeState* next = state_->Unevaluated(id);
+    if (next == nullptr) return;
+    Result<std::string> source = store_.GetSource(next->attempt.source_hash);
+    if (!source.ok()) return;  // its own evaluation reports it
+    evaluator.Prepare(task_, *source, CandidateFileName(*source, language_, next->attempt.id),
+                      eval);
+  }
+
   Status Evaluate(const NodeState& node, bool confirm) {
     const NodeId id = node.attempt.id;
     KOPE_ASSIGN_OR_RETURN(std::string source, store_.GetSource(node.attempt.source_hash));
@@ -359,6 +370,7 @@ class Episode {
     CandidateEvaluator& evaluator = options_.evaluator != nullptr ? *options_.evaluator : *local_;
     const double t0 = Now();
     const std::string name = CandidateFileName(source, language_, id);
+    if (!confirm) PrepareNext(evaluator, id, eval);
     Result<memory::OutcomeNode> outcome = evaluator.Evaluate(task_, source, name, eval);
     eval_seconds_ += Now() - t0;
     report_.session_evaluations++;

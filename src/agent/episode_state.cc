@@ -189,9 +189,9 @@ void EpisodeState::MarkExhausted(NodeId node) {
   if (it != nodes_.end()) it->second.exhausted = true;
 }
 
-const NodeState* EpisodeState::Unevaluated() const {
-  for (const auto& [id, node] : nodes_) {
-    if (node.in_run && !node.evaluated()) return &node;
+const NodeState* EpisodeState::Unevaluated(NodeId after) const {
+  for (auto it = nodes_.upper_bound(after); it != nodes_.end(); ++it) {
+    if (it->second.in_run && !it->second.evaluated()) return &it->second;
   }
   return nullptr;
 }

@@ -68,8 +68,8 @@ class EpisodeState {
   void RecordExpansion(memory::NodeId parent);  // a proposal from `parent` (0: a fresh start)
   void MarkExhausted(memory::NodeId node);
 
-  // The run's first attempt without an outcome, if any.
-  const NodeState* Unevaluated() const;
+  // The run's first attempt without an outcome (after the attempt `after`), if any.
+  const NodeState* Unevaluated(memory::NodeId after = 0) const;
   // The run's best screened-only candidate whose screened speedup beats the best's screened
   // speedup by `min_improvement`.
   const NodeState* PendingConfirmation() const;

@@ -24,6 +24,10 @@
 
 namespace kope {
 
+// What every runner's recipe starts from: the runner executable, the sandbox's limits, the
+// backend's device.
+Result<RunnerOptions> CommonRunnerOptions(const Backend& backend, const EvalOptions& options);
+
 class Evaluation {
  public:
   Evaluation(Backend& backend, const EvalOptions& options, const Task& task,

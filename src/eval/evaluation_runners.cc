@@ -6,15 +6,21 @@
 
 namespace kope {
 
-Status Evaluation::UseRunnerExecutable() {
-  if (options_.runner_exe.empty()) {
-    KOPE_ASSIGN_OR_RETURN(common_runner_.runner_exe, FindRunnerExecutable());
+Result<RunnerOptions> CommonRunnerOptions(const Backend& backend, const EvalOptions& options) {
+  RunnerOptions common;
+  if (options.runner_exe.empty()) {
+    KOPE_ASSIGN_OR_RETURN(common.runner_exe, FindRunnerExecutable());
   } else {
-    common_runner_.runner_exe = options_.runner_exe;
+    common.runner_exe = options.runner_exe;
   }
-  common_runner_.sandbox.limits = options_.limits;
-  common_runner_.sandbox.use_bubblewrap = options_.use_bubblewrap;
-  common_runner_.device = backend_.runner_device();
+  common.sandbox.limits = options.limits;
+  common.sandbox.use_bubblewrap = options.use_bubblewrap;
+  common.device = backend.runner_device();
+  return common;
+}
+
+Status Evaluation::UseRunnerExecutable() {
+  KOPE_ASSIGN_OR_RETURN(common_runner_, CommonRunnerOptions(backend_, options_));
   return Status::Ok();
 }
 

@@ -45,6 +45,30 @@ Result<Outcome> Evaluator::Evaluate(const Task& task, std::string_view candidate
   return evaluation.Run();
 }
 
+Status Evaluator::Prebuild(const Task& task, std::string_view candidate_source,
+                           std::string_view candidate_name) {
+  KOPE_ASSIGN_OR_RETURN(KernelKinds kinds,
+                        KernelKinds::Choose(task, backend_, candidate_name, /*compiled=*/false));
+  const KernelKind& kind = kinds.candidate();
+  KOPE_ASSIGN_OR_RETURN(RunnerOptions common, CommonRunnerOptions(backend_, options_));
+  const std::optional<RunnerOptions> own = kind.CandidateRecipe(common, candidate_source);
+  if (!own) return Status::Ok();  // its load builds nothing that is kept
+  KOPE_ASSIGN_OR_RETURN(TempFolder scratch,
+                        TempFolder::Create(options_.scratch_root, "kope-build"));
+  KOPE_ASSIGN_OR_RETURN(CompiledKernel kernel,
+                        kind.BuildCandidate(candidate_source, candidate_name, scratch.path()));
+  if (kernel.artifact.empty()) return Status::Ok();  // it does not compile: its evaluation says so
+  RunnerOptions runner = *own;
+  runner.sandbox.scratch_dir = scratch.path() / "runner";
+  std::error_code ec;
+  std::filesystem::create_directories(runner.sandbox.scratch_dir, ec);
+  if (ec) return Status::IoError("cannot create " + runner.sandbox.scratch_dir.string());
+  KOPE_ASSIGN_OR_RETURN(std::unique_ptr<KernelProcess> process,
+                        KernelProcess::Spawn("prebuild", runner, EnvOf(options_)));
+  // A load that fails is the evaluation's to report (it builds again, and tells why).
+  return process->Load(kernel.artifact, kind.LoadTimeout(options_.call_timeout_seconds));
+}
+
 Evaluation::Evaluation(Backend& backend, const EvalOptions& options, const Task& task,
                        std::string_view candidate_source, std::string_view candidate_name)
     : backend_(backend),

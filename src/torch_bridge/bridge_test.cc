@@ -6,11 +6,13 @@
 // when there is no bridge (scripts/setup makes .venv).
 #include "kope/torch_bridge/bridge.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>  // mkdtemp
 #include <toml++/toml.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -18,6 +20,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <string>
@@ -28,7 +31,9 @@
 #include "kope/backend/cuda/cuda_backend.h"
 #endif
 #include "bridge_test_support.h"
+#include "kope/agent/candidate_evaluator.h"
 #include "kope/base/file.h"
+#include "kope/base/hash.h"
 #include "kope/eval/evaluator.h"
 #include "kope/eval/runner_pool.h"
 #include "testing/test_paths.h"
@@ -291,6 +296,43 @@ void ExpectExtensionBuiltOnce(Backend& backend, const EvalOptions& options,
   }
 }
 
+// An episode's next candidate that builds an extension gets it built while the current one is
+// evaluated (agent::LocalEvaluator::Prepare): its own evaluation waits for that build and finds
+// the objects built, so its load phase is the import alone, a small part of the build's time.
+// The source is made new (a comment) so that no earlier run's build folder serves it.
+void ExpectExtensionPrebuilt(Backend& backend, const EvalOptions& options,
+                             const std::string& candidate) {
+  Result<Task> task = ImportedTask("scaled_relu", "");
+  ASSERT_TRUE(task.ok()) << task.status().ToString();
+  Result<TorchBridge> bridge = FindTorchBridge();
+  ASSERT_TRUE(bridge.ok()) << bridge.status().ToString();
+  const fs::path dir = TestData() / "candidates";
+  const std::string source =
+      ReadFileText(dir / candidate).value_or("") +
+      fmt::format("\n# {}\n", std::chrono::system_clock::now().time_since_epoch().count());
+  const fs::path folder = TorchExtensionCacheDir() / ContentHash({source, bridge->python.string()});
+  agent::LocalEvaluator local(backend, /*prebuild=*/true);
+  const auto prepared = std::chrono::steady_clock::now();
+  local.Prepare(*task, source, candidate, options);
+  EXPECT_EQ(local.prebuilds_begun(), 1);
+  Result<memory::OutcomeNode> plain = local.Evaluate(
+      *task, ReadFileText(dir / "scaled_relu_new.py").value_or(""), "scaled_relu_new.py", options);
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+  EXPECT_EQ(plain->verdict, "valid") << plain->evidence_json;
+  Result<memory::OutcomeNode> built = local.Evaluate(*task, source, candidate, options);
+  const double since_prepared =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - prepared).count();
+  ASSERT_TRUE(built.ok()) << built.status().ToString();
+  ASSERT_EQ(built->verdict, "valid") << built->evidence_json;
+  const nlohmann::json evidence = nlohmann::json::parse(built->evidence_json);
+  const double load = evidence["phase_seconds"].value("load", 0.0);
+  const double eval = evidence.value("eval_seconds", 0.0);
+  // The build took most of the time since it began (a minute); the evaluation's load did not.
+  EXPECT_LT(load, 0.5 * (since_prepared - eval + load)) << built->evidence_json;
+  std::error_code ec;
+  fs::remove_all(folder, ec);
+}
+
 #if KOPE_TEST_CUDA
 // The ModelNew cases on the GPU: the same verdicts, with the candidate checked on the device.
 class TorchBridgeCudaCase : public ::testing::TestWithParam<Case> {
@@ -329,6 +371,18 @@ TEST_F(TorchBridgeCudaCase, AnExtensionIsBuiltOncePerSourceOnTheGpu) {
   options.torch_compile_reference = false;
   ExpectExtensionBuiltOnce(*backend(), options, "scaled_relu_load_inline_cuda.py",
                            "kope_test_scaled_relu_cuda");
+}
+
+TEST_F(TorchBridgeCudaCase, TheNextCandidatesExtensionIsBuiltWhileOneIsEvaluatedOnTheGpu) {
+  if (!CudaDevicePresent()) GTEST_SKIP() << "no CUDA GPU here";
+  KOPE_REQUIRE_BRIDGE();
+  ASSERT_NE(backend(), nullptr) << "a GPU, but no CUDA backend";
+  EvalOptions options;
+  options.runner_exe = TestRunnerExecutable();
+  options.trials = 2;
+  options.timing.max_seconds = 0.1;
+  options.torch_compile_reference = false;
+  ExpectExtensionPrebuilt(*backend(), options, "scaled_relu_load_inline_cuda.py");
 }
 #endif  // KOPE_TEST_CUDA
 
@@ -373,6 +427,15 @@ TEST_F(TorchBridgeCase, AnExtensionIsBuiltOncePerSource) {
   ASSERT_NE(backend(), nullptr);
   ExpectExtensionBuiltOnce(*backend(), QuickOptions(), "scaled_relu_load_inline.py",
                            "kope_test_scaled_relu");
+}
+
+TEST_F(TorchBridgeCase, TheNextCandidatesExtensionIsBuiltWhileOneIsEvaluated) {
+  if (std::getenv("KOPE_SLOW_TESTS") == nullptr) {
+    GTEST_SKIP() << "slow on the CPU (a C++ extension build): set KOPE_SLOW_TESTS=1 to run it";
+  }
+  KOPE_REQUIRE_BRIDGE();
+  ASSERT_NE(backend(), nullptr);
+  ExpectExtensionPrebuilt(*backend(), QuickOptions(), "scaled_relu_load_inline.py");
 }
 
 // A problem whose output ignores its inputs cannot tell a right candidate from a wrong one:

@@ -6,7 +6,10 @@
 #ifndef KOPE_AGENT_CANDIDATE_EVALUATOR_H_
 #define KOPE_AGENT_CANDIDATE_EVALUATOR_H_
 
+#include <future>
+#include <map>
 #include <memory>
+#include <string>
 #include <string_view>
 
 #include "kope/backend/backend.h"
@@ -28,21 +31,45 @@ class CandidateEvaluator {
   virtual Result<memory::OutcomeNode> Evaluate(const Task& task, std::string_view source,
                                                std::string_view name,
                                                const EvalOptions& options) = 0;
+
+  // Says that `source` is evaluated next: an implementation may begin what its evaluation
+  // will need (its extension's build) while the current one runs. Nothing by default.
+  virtual void Prepare(const Task& /*task*/, std::string_view /*source*/, std::string_view /*name*/,
+                       const EvalOptions& /*options*/) {}
 };
 
 // On `backend` (not owned), in this process. Unless the options bring a RunnerPool, the first
 // evaluation starts one that the next ones reuse: the task's runners stay loaded, and where a
 // runner's start is expensive (a CUDA context, PyTorch's import) the next one starts ahead.
+//
+// With `prebuild`, Prepare builds the next candidate's extension (Evaluator::Prebuild) in a
+// runner of its own while the current candidate is timed, and its evaluation waits for that
+// build first. By default only on a machine of at least kPrebuildCores cores: a compiler
+// beside the timed runners on fewer takes their cores, and their timing gets noisy.
 class LocalEvaluator final : public CandidateEvaluator {
  public:
-  explicit LocalEvaluator(Backend& backend) : backend_(backend) {}
+  static constexpr unsigned kPrebuildCores = 4;
+  static bool DefaultPrebuild();
+
+  explicit LocalEvaluator(Backend& backend, bool prebuild = DefaultPrebuild())
+      : backend_(backend), prebuild_(prebuild) {}
+  ~LocalEvaluator() override;
 
   Result<memory::OutcomeNode> Evaluate(const Task& task, std::string_view source,
                                        std::string_view name, const EvalOptions& options) override;
+  void Prepare(const Task& task, std::string_view source, std::string_view name,
+               const EvalOptions& options) override;
+
+  // How many prebuilds were begun.
+  int prebuilds_begun() const { return prebuilds_begun_; }
 
  private:
   Backend& backend_;
+  const bool prebuild_;
   std::shared_ptr<RunnerPool> pool_;
+  // The builds in flight, by their source's content hash.
+  std::map<std::string, std::future<Status>> prebuilds_;
+  int prebuilds_begun_ = 0;
 };
 
 }  // namespace kope::agent

@@ -77,6 +77,15 @@ class Evaluator {
   Result<Outcome> Evaluate(const Task& task, std::string_view candidate_source,
                            std::string_view candidate_name);
 
+  // Builds, in a runner of its own, what loading `candidate_source` builds and keeps between
+  // evaluations (a ModelNew's C++/CUDA extension, in its source's build folder), so that its
+  // evaluation finds it built: an episode builds its next candidate's extension while the
+  // current one is timed. Ok where its load keeps nothing or it does not compile (its
+  // evaluation reports that). Callable from another thread while this evaluator evaluates
+  // another candidate; the same source must not be evaluated until it returns.
+  Status Prebuild(const Task& task, std::string_view candidate_source,
+                  std::string_view candidate_name);
+
  private:
   Backend& backend_;
   EvalOptions options_;
