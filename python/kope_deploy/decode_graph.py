@@ -13,24 +13,55 @@ changes how a transformers causal LM runs, not what it computes:
   and the logits returned as a copy;
 - every other call runs the model's own forward (counted as a fallback).
 
+With `loop` (the default), greedy `generate()` calls run a loop of the patch's own: the same
+steps as generate()'s (its own input preparation, the caller's logits processors, argmax, eos and
+padding), but without generate()'s synchronization after every step (its check whether every
+sequence is done, which makes the host wait for each step's kernels before it launches the next
+step's): the host runs ahead of the GPU, and where eos tokens can end the sequences it checks
+every CHECK_EVERY steps, giving the same tokens. Any other generate() call (sampling, beams,
+streamers, stopping criteria, options the loop does not know) runs generate() itself.
+
 On a device without CUDA graphs (the CPU) the static cache still serves and steps run eagerly,
 so that the same code is checked there. `remove()` restores the model's forward exactly and keeps
 the caches and graphs for the next `apply()` to the same model; `release()` frees them. Needs
 torch and transformers only: kope's patch artifacts carry this file as it is.
 """
 import collections
+import inspect
 
 import torch
 
 
+CHECK_EVERY = 16  # decode steps between the loop's checks whether every sequence has ended
+
+# generate() arguments the loop runs as generate() would; any other one runs generate() itself.
+LOOP_ARGUMENTS = {"attention_mask", "max_new_tokens", "min_new_tokens", "do_sample", "num_beams",
+                  "pad_token_id", "eos_token_id", "logits_processor", "use_cache"}
+# generation_config fields that add logits processors or change the search, with the value under
+# which they do nothing: a model configured otherwise runs generate() itself.
+NEUTRAL_CONFIG = {"num_beams": 1, "repetition_penalty": 1.0, "no_repeat_ngram_size": 0,
+                  "encoder_repetition_penalty": 1.0, "bad_words_ids": None,
+                  "forced_bos_token_id": None, "forced_eos_token_id": None,
+                  "suppress_tokens": None, "begin_suppress_tokens": None, "sequence_bias": None,
+                  "guidance_scale": None, "renormalize_logits": False, "min_length": 0,
+                  "exponential_decay_length_penalty": None, "stop_strings": None,
+                  "max_time": None, "cache_implementation": None, "num_return_sequences": 1,
+                  "return_dict_in_generate": False, "output_scores": False,
+                  "output_logits": False, "output_attentions": False,
+                  "output_hidden_states": False, "assistant_model": None,
+                  "prompt_lookup_num_tokens": None}
+
+
 class DecodeGraph:
-    """`max_cache_len`: the longest sequence (prompt and generated tokens) a cache holds."""
+    """`max_cache_len`: the longest sequence (prompt and generated tokens) a cache holds;
+    `loop`: greedy generate() calls run the patch's loop (above)."""
 
     kind = "runtime"
     name = "decode_graph"
 
-    def __init__(self, max_cache_len):
+    def __init__(self, max_cache_len, loop=True):
         self.max_cache_len = int(max_cache_len)
+        self.loop = bool(loop)
         self.calls = collections.Counter()      # "prefill", "decode (replayed)", ...
         self.fallbacks = collections.Counter()  # why -> calls the model's own forward ran
         self.model, self.installed = None, False
@@ -50,6 +81,10 @@ class DecodeGraph:
         self.original = model.__dict__.get("forward")
         self.forward = model.forward
         model.forward = self._call
+        if self.loop:
+            self.original_generate = model.__dict__.get("generate")
+            self.generate = model.generate
+            model.generate = self._generate
         self.installed = True
         return 1
 
@@ -57,10 +92,14 @@ class DecodeGraph:
         """Restores the model's forward; its caches and graphs stay for the next apply."""
         if not self.installed:
             return
-        if self.original is None:
-            del self.model.forward
-        else:
-            self.model.forward = self.original
+        restore = {"forward": self.original}
+        if self.loop:
+            restore["generate"] = self.original_generate
+        for name, original in restore.items():
+            if original is None:
+                delattr(self.model, name)
+            else:
+                setattr(self.model, name, original)
         self.installed = False
 
     def release(self):
@@ -75,6 +114,15 @@ class DecodeGraph:
                 "fallbacks": dict(self.fallbacks), "step_shapes": len(self.seen),
                 "graphs": sum(1 for g in self.graphs.values() if g),
                 "engaged": self.calls["decode (replayed)"] + self.calls["decode (eager)"] > 0}
+
+    def _generate(self, input_ids=None, **kwargs):
+        why = _not_for_the_loop(self.model, input_ids, kwargs)
+        if why is not None:
+            self.fallbacks[f"generate(): {why}"] += 1
+            return self.generate(input_ids, **kwargs)
+        self.calls["generate (loop)"] += 1
+        with torch.no_grad():
+            return _greedy_loop(self.model, input_ids, kwargs)
 
     def _call(self, input_ids=None, past_key_values=None, **kwargs):
         if input_ids is None or kwargs.get("inputs_embeds") is not None:
@@ -151,6 +199,73 @@ class DecodeGraph:
             out_type = type(out)
             return out_type(logits=logits, past_key_values=cache)
         return graph, static, out.logits, output
+
+
+def _not_for_the_loop(model, input_ids, kwargs):
+    """Why a generate() call is not one the loop runs as generate() would, or None."""
+    if not isinstance(input_ids, torch.Tensor) or input_ids.dim() != 2:
+        return "no input_ids of [batch, length]"
+    unknown = sorted(set(kwargs) - LOOP_ARGUMENTS)
+    if unknown:
+        return f"the argument {unknown[0]}"
+    if not isinstance(kwargs.get("max_new_tokens"), int):
+        return "no max_new_tokens"
+    config = model.generation_config
+    if kwargs.get("do_sample", config.do_sample) or kwargs.get("num_beams", 1) != 1:
+        return "not greedy"
+    for field, neutral in NEUTRAL_CONFIG.items():
+        value = getattr(config, field, neutral)
+        if value is not None and value != neutral and value != []:
+            return f"generation_config.{field}"
+    prepare = getattr(model, "prepare_inputs_for_generation", None)
+    if prepare is None or "next_sequence_length" not in inspect.signature(prepare).parameters or \
+            not hasattr(model, "_update_model_kwargs_for_generation") or \
+            not hasattr(model, "_optimize_model_for_decode"):
+        return "a transformers version whose generate() steps the loop does not know"
+    return None
+
+
+def _greedy_loop(model, ids, kwargs):
+    """generate()'s greedy steps (transformers 5's: its input preparation and model-keyword
+    updates, the experts' decode implementation), its token ids [batch, prompt + new], with no
+    synchronization unless eos tokens can end the sequences (then every CHECK_EVERY steps)."""
+    from transformers import LogitsProcessorList
+    config = model.generation_config
+    eos = kwargs.get("eos_token_id", config.eos_token_id)
+    eos = [] if eos is None else [eos] if isinstance(eos, int) else list(eos)
+    pad = kwargs.get("pad_token_id", config.pad_token_id)
+    pad = eos[0] if pad is None and eos else pad
+    least = kwargs.get("min_new_tokens") or 0
+    processors = LogitsProcessorList(kwargs.get("logits_processor") or [])
+    eos_ids = torch.tensor(eos, dtype=torch.long, device=ids.device)
+    unfinished = torch.ones(ids.shape[0], dtype=torch.bool, device=ids.device)
+    state = {"attention_mask": kwargs.get("attention_mask", torch.ones_like(ids)),
+             "use_cache": True}
+    out = model(**model.prepare_inputs_for_generation(
+        ids, next_sequence_length=None, is_first_iteration=True, **state), return_dict=True)
+    ended = []  # per step: whether every sequence had ended by then (a device tensor)
+    with model._optimize_model_for_decode():
+        for step in range(kwargs["max_new_tokens"]):
+            if step:
+                out = model(**model.prepare_inputs_for_generation(
+                    ids, next_sequence_length=1, **state), return_dict=True)
+            state = model._update_model_kwargs_for_generation(out, state)
+            scores = out.logits[:, -1].to(copy=True, dtype=torch.float32)
+            if eos and step < least:  # what generate()'s min_new_tokens processor does
+                scores[:, eos_ids] = -float("inf")
+            token = processors(ids, scores).argmax(-1)
+            if eos:
+                token = torch.where(unfinished, token, torch.full_like(token, pad))
+                unfinished = unfinished & ~torch.isin(token, eos_ids)
+                ended.append(~unfinished.any())
+            ids = torch.cat([ids, token[:, None]], dim=-1)
+            if eos and (step + 1) % CHECK_EVERY == 0 and bool(ended[-1]):
+                break
+    if ended:  # generate() stops after the step every sequence had ended in
+        done = torch.stack(ended).nonzero()
+        if done.numel():
+            ids = ids[:, :ids.shape[1] - len(ended) + int(done[0]) + 1]
+    return ids
 
 
 def _patched_forwards(model):

@@ -39,11 +39,12 @@ class DecodeGraphTest(unittest.TestCase):
         self.assertTrue(torch.equal(second, expected))
         self.assertIs(patch.caches[2], cache)  # kept and reset, not made again
         e = patch.engagement()
-        self.assertEqual(e["calls"], {"prefill": 2, "decode (eager)": 10})
+        self.assertEqual(e["calls"], {"generate (loop)": 2, "prefill": 2, "decode (eager)": 10})
         self.assertTrue(e["engaged"])
         self.assertEqual(e["step_shapes"], 1)
         patch.remove()
         self.assertNotIn("forward", self.model.__dict__)
+        self.assertNotIn("generate", self.model.__dict__)
         self.assertTrue(torch.equal(generate(self.model, self.ids, 6), expected))
 
     def test_a_sequence_longer_than_the_cache_is_refused(self):
@@ -81,7 +82,8 @@ class DecodeGraphTest(unittest.TestCase):
         for g in got:
             self.assertTrue(torch.equal(g, expected))
         # One step eager (the warm-up), the other nine replayed, from one graph.
-        self.assertEqual(e["calls"], {"prefill": 2, "decode (eager)": 1, "decode (replayed)": 9})
+        self.assertEqual(e["calls"], {"generate (loop)": 2, "prefill": 2, "decode (eager)": 1,
+                                      "decode (replayed)": 9})
         self.assertEqual(e["graphs"], 1)
         self.assertEqual(e["fallbacks"], {})
 
@@ -90,6 +92,102 @@ class DecodeGraphTest(unittest.TestCase):
         self.assertTrue(report["passed"], report["reasons"])
         self.assertEqual(report["greedy_agreement"], 1.0)
         self.assertGreater(report["engagement"][0]["calls"]["decode (eager)"], 0)
+        self.assertEqual(report["loop_tokens_differing"], 0)
+        self.assertGreater(report["engagement"][0]["calls"]["generate (loop)"], 0)
+
+    def test_the_gate_rejects_a_loop_that_picks_other_tokens(self):
+        right = decode_graph._greedy_loop
+
+        def off_by_one(model, ids, kwargs):
+            out = right(model, ids, kwargs)
+            out[:, -1] = (out[:, -1] + 1) % model.config.vocab_size
+            return out
+        decode_graph._greedy_loop = off_by_one
+        try:
+            report = gate.run(self.model, [decode_graph.DecodeGraph(64)], WORKLOAD)
+        finally:
+            decode_graph._greedy_loop = right
+        self.assertFalse(report["passed"])
+        self.assertIn("other than generate()'s own loop", report["reasons"][0])
+
+
+class BanToken:
+    """A caller's logits processor: token 5 is never chosen."""
+
+    def __call__(self, input_ids, scores):
+        scores[:, 5] = -float("inf")
+        return scores
+
+
+class LoopTest(unittest.TestCase):
+    """The patch's generate() loop gives generate()'s own tokens, eos and padding included, or
+    runs generate() itself for a call it does not know."""
+
+    def setUp(self):
+        self.model = tiny("tiny-llama")
+        self.ids = torch.randint(0, 256, (3, 16), generator=torch.Generator().manual_seed(5))
+        with torch.inference_mode():
+            plain = self.model.generate(self.ids, do_sample=False, max_new_tokens=12,
+                                        min_new_tokens=12, pad_token_id=0, eos_token_id=None)
+        self.eos = int(plain[0, 16 + 3])  # sequence 0 picks it at its fourth step
+
+    def calls(self):
+        eos, batch = self.eos, self.ids
+        return {
+            "eos ends one sequence": dict(eos_token_id=eos, pad_token_id=0),
+            "eos ends the only one": dict(ids=batch[:1], eos_token_id=eos, pad_token_id=0),
+            "min_new_tokens holds eos back": dict(eos_token_id=eos, pad_token_id=0,
+                                                  min_new_tokens=6),
+            "eos lists, pad from eos": dict(eos_token_id=[eos, 7]),
+            "a caller's logits processor": dict(eos_token_id=None, pad_token_id=0,
+                                                logits_processor=[BanToken()]),
+        }
+
+    def test_it_gives_generates_tokens(self):
+        from transformers import LogitsProcessorList
+        for name, call in self.calls().items():
+            ids = call.pop("ids", self.ids)
+            if "logits_processor" in call:
+                call["logits_processor"] = LogitsProcessorList(call["logits_processor"])
+            args = dict(do_sample=False, max_new_tokens=40, attention_mask=torch.ones_like(ids),
+                        **call)
+            with torch.inference_mode():
+                expected = self.model.generate(ids, **args)
+                patch = decode_graph.DecodeGraph(64)
+                patch.apply(self.model)
+                try:
+                    got = self.model.generate(ids, **args)
+                finally:
+                    patch.release()
+            with self.subTest(name):
+                self.assertEqual(patch.engagement()["calls"]["generate (loop)"], 1)
+                self.assertEqual(got.shape, expected.shape)
+                self.assertTrue(torch.equal(got, expected))
+
+    def test_an_early_end_shortens_the_output_as_generate_does(self):
+        with torch.inference_mode():
+            expected = self.model.generate(self.ids[:1], do_sample=False, max_new_tokens=40,
+                                           attention_mask=torch.ones_like(self.ids[:1]),
+                                           eos_token_id=self.eos, pad_token_id=0)
+        self.assertEqual(expected.shape[1], 16 + 4)  # the case the loop's trimming is for
+
+    def test_a_call_it_does_not_know_runs_generate(self):
+        patch = decode_graph.DecodeGraph(64)
+        patch.apply(self.model)
+        try:
+            with torch.inference_mode():
+                torch.manual_seed(0)
+                got = self.model.generate(self.ids, do_sample=True, max_new_tokens=4)
+                self.model.generate(self.ids, max_new_tokens=4, repetition_penalty=1.3)
+        finally:
+            patch.release()
+        with torch.inference_mode():
+            torch.manual_seed(0)
+            expected = self.model.generate(self.ids, do_sample=True, max_new_tokens=4)
+        self.assertTrue(torch.equal(got, expected))
+        self.assertEqual(patch.engagement()["fallbacks"],
+                         {"generate(): not greedy": 1, "generate(): the argument "
+                          "repetition_penalty": 1})
 
 
 def bf16_report(patched, noise_top1):

@@ -8,6 +8,8 @@ that every patch meets the shapes it was validated on.
 - Noise: the same figures for the unpatched model itself under two harmless perturbations (the
   other attention implementation; the prompts one at a time, another reduction order), printed
   beside the patched ones so that a reader sees what a difference of that size means.
+- A patch that runs generate() through a loop of its own (decode_graph) must pick exactly the
+  tokens generate()'s own loop picks over the same patched forward.
 - Rules: every patch called (engaged); fp32: greedy tokens identical; bf16/fp16: teacher-forced
   top-1 agreement >= accuracy.min_token_match, or, where the unpatched model misses that
   threshold against itself under the perturbations (a nearly flat next-token distribution, as
@@ -90,12 +92,16 @@ def run(model, patches, workload, unpatched=None):
     for p in patches:
         p.apply(model)
     try:
-        agree, total, rows = 0, 0, []
+        agree, total, rows, loop_differs = 0, 0, [], 0
+        loops = [p for p in patches if getattr(p, "loop", False)]
         for (_, ids, steps), (tokens, logits) in zip(batches, refs):
             mine, _ = trace(model, ids, steps)
             agree += (mine == tokens).sum().item()
             total += tokens.numel()
             rows.append(compare(logits, trace(model, ids, steps, forced=tokens)[1]))
+            for p in loops:  # its loop against generate()'s own, over the same forward
+                loop_differs += (_generated(model.generate, model, ids, steps) !=
+                                 _generated(p.generate, model, ids, steps)).sum().item()
         engagement = [p.engagement() for p in patches]
     finally:
         for p in patches:
@@ -103,9 +109,20 @@ def run(model, patches, workload, unpatched=None):
     report = {"dtype": workload["run"]["dtype"], "prompts": sum(b[1].shape[0] for b in batches),
               "greedy_agreement": agree / total if total else 1.0, "patched": _mean(rows),
               "noise": noise, "engagement": engagement}
+    if loops:
+        report["loop_tokens_differing"] = loop_differs
     report["reasons"] = _reasons(report, workload["accuracy"])
     report["passed"] = not report["reasons"]
     return report
+
+
+@torch.no_grad()
+def _generated(generate, model, ids, steps):
+    """The `steps` greedy tokens `generate` (the model's generate(), or a patch's loop) gives."""
+    ids = ids.to(next(model.parameters()).device)
+    out = generate(ids, attention_mask=torch.ones_like(ids), do_sample=False,
+                   max_new_tokens=steps, min_new_tokens=steps, pad_token_id=0, eos_token_id=None)
+    return out[:, ids.shape[1]:].cpu()
 
 
 def _noise(model, batches, refs):
@@ -138,6 +155,10 @@ def _reasons(report, accuracy):
     reasons = [f"patch {e['task']} was never called (its modules ran their own forward "
                f"{sum(e['fallbacks'].values())} times)" for e in report["engagement"]
                if not e["engaged"]]
+    if report.get("loop_tokens_differing"):
+        reasons.append(f"generate() through the patch's loop picked "
+                       f"{report['loop_tokens_differing']} tokens other than generate()'s own "
+                       f"loop over the same patched forward")
     patched = report["patched"]
     threshold = accuracy.get("min_token_match", 0.99)
     noise = list(report["noise"].values())
