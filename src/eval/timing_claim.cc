@@ -44,8 +44,14 @@ std::optional<std::string> HiddenTimeFinding(const std::vector<ClockPair>& pairs
   const ClockPair* decisive = nullptr;
   double beyond = 0;
   for (const ClockPair& p : pairs) {
+    // A runner whose calls report s times the baseline's may spend s times its loop outside
+    // them: a slower CPU stretches both (a claim of a speedup gets nothing from this).
+    const double slower = p.baseline_kernel_s > 0
+                              ? std::max(0.0, p.candidate_kernel_s / p.baseline_kernel_s - 1)
+                              : 0.0;
     const double allowed = bound.ratio * p.candidate_kernel_s + bound.slack_seconds +
-                           bound.slack_per_call_seconds * p.calls;
+                           bound.slack_per_call_seconds * p.calls +
+                           slower * std::max(baseline, 0.0);
     const double excess = CandidateOverhead(p) - baseline - allowed;
     if (decisive == nullptr || excess < beyond) {
       decisive = &p;

@@ -27,10 +27,12 @@ struct ClockPair {
 
 // How much of its batches' wall time a candidate may leave unexplained beyond the baseline's
 // overhead: a share of its reported kernel time, and an allowance for noise per batch and per
-// call. On the host (the CPU backend) a loaded machine's scheduling delays reach a tenth of a
-// batch; on a GPU the timed calls are bracketed by device events and the two runners' loops
-// differ by microseconds a call, so the bound is tighter there (a timer that reports 1/1.2 of
-// the time hides a sixth of it).
+// call; and, where its calls report s > 1 times the baseline's time, (s - 1) times the
+// baseline's overhead (a runner on a slower CPU, whose loop is slower too: host-bound calls of
+// tens of microseconds spend a third of their wall time in the runner's loop). On the host (the CPU
+// backend) a loaded machine's scheduling delays reach a tenth of a batch; on a GPU the timed calls
+// are bracketed by device events and the two runners' loops differ by microseconds a call, so the
+// bound is tighter there (a timer that reports 1/1.2 of the time hides a sixth of it).
 struct ClockBound {
   double ratio = 0;
   double slack_seconds = 0;
