@@ -6,7 +6,8 @@ DIR/workload.json is what `kope deploy profile WORKLOAD.toml --out DIR --dry-run
 process, per request entry, interleaved (the order rotating each round): eager generate() (the
 unpatched model), the same with the decode_graph patch (kope_deploy/decode_graph.py) without
 its generate() loop (kope-graph: the captured step, generate()'s own loop around it) and whole
-(kope-loop: its loop, without generate()'s synchronization after every step), and
+(kope-loop: its loop, without generate()'s synchronization after every step), the whole patch
+with its step compiled before capture (kope-fused), and
 transformers' own fast path (a static cache with generate() compiling the decode step, mode
 "reduce-overhead"). Each side is warmed up first (the compiled side twice: compilation, then its
 graphs). Figures per side: prefill ms and decode ms per step (medians over rounds, each round one
@@ -79,17 +80,19 @@ def main(argv):
     params = sum(p.numel() * p.element_size() for p in model.module.parameters())
     floor_ms = 1e3 * params / BANDWIDTH
     longest = max(r["prompt"] + r["decode"] for r in workload["requests"]) + gate.MAX_DECODE + 2
-    sides = ("eager", "kope-graph", "kope-loop") + (() if args.no_compiled else ("hf-compiled",))
+    sides = ("eager", "kope-graph", "kope-loop", "kope-fused") + \
+        (() if args.no_compiled else ("hf-compiled",))
     rows = []
     for request in workload["requests"]:
         # kope-graph: the captured step alone, generate()'s own loop around it; kope-loop: the
         # whole patch, its loop without generate()'s per-step synchronization.
         patches = {"kope-graph": decode_graph.DecodeGraph(longest, loop=False),
-                   "kope-loop": decode_graph.DecodeGraph(longest)}
+                   "kope-loop": decode_graph.DecodeGraph(longest),
+                   "kope-fused": decode_graph.DecodeGraph(longest, fuse=True)}
         patch = patches["kope-graph"]
         t0 = time.time()
         for side in sides:  # warm-up
-            for _ in range(2 if side == "hf-compiled" else 1):
+            for _ in range(2 if side in ("hf-compiled", "kope-fused") else 1):
                 run_side(model, workload, request, side, patches)
         print(f"entry bs {request['batch']}: warmed up in {time.time() - t0:.0f} s", flush=True)
         samples = {s: [] for s in sides}
@@ -98,8 +101,10 @@ def main(argv):
             for side in order:
                 samples[side].append(run_side(model, workload, request, side, patches))
         replay = replay_ms(patch, request["batch"], request["prompt"])  # kept when removed
+        fused = replay_ms(patches["kope-fused"], request["batch"], request["prompt"])
         row = {"batch": request["batch"], "prompt": request["prompt"],
                "decode": request["decode"], "floor_ms": floor_ms, "replay_ms": replay,
+               "fused_replay_ms": fused,
                "engagement": {k: p.engagement() for k, p in patches.items()}}
         for p in patches.values():
             p.release()
@@ -112,12 +117,14 @@ def main(argv):
         rows.append(row)
         print(json.dumps(row), flush=True)
     gate_report = gate.run(model.module, [decode_graph.DecodeGraph(longest)], workload)
+    fused_gate = gate.run(model.module, [decode_graph.DecodeGraph(longest, fuse=True)], workload)
     print("gate:", json.dumps({k: gate_report[k] for k in
                                ("passed", "reasons", "greedy_agreement", "patched", "noise",
                                 "engagement")}), flush=True)
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"rows": rows, "gate": gate_report, "params_bytes": params}, f, indent=1)
+            json.dump({"rows": rows, "gate": gate_report, "fused_gate": fused_gate,
+                       "params_bytes": params}, f, indent=1)
     print(f"\n{'bs':>3} {'side':<12} {'prefill ms':>10} {'ms/step':>8} {'tok/s':>8} "
           f"{'vs eager':>8} {'vs hf':>6} {'floor %':>7}")
     for row in rows:
@@ -134,7 +141,12 @@ def main(argv):
             print(f"{row['batch']:>3} graph replay alone {row['replay_ms']:.3f} ms/step: GPU-busy "
                   f"{busy} step; Amdahl ceiling of removing the host time from eager: "
                   f"{row['eager']['step_ms'] / row['replay_ms']:.1f}x")
-    print(f"gate: passed {gate_report['passed']} {gate_report['reasons']}")
+        if row["fused_replay_ms"]:
+            print(f"{row['batch']:>3} fused graph replay alone {row['fused_replay_ms']:.3f} ms/step: "
+                  f"GPU-busy {100 * row['fused_replay_ms'] / row['kope-fused']['step_ms']:.0f}% "
+                  f"of kope-fused's step")
+    print(f"gate: passed {gate_report['passed']} {gate_report['reasons']}; fused: passed "
+          f"{fused_gate['passed']} {fused_gate['reasons']}")
     return 0
 
 

@@ -84,7 +84,8 @@ def _write_kernel(folder, p):
     if p.kind == "runtime":  # its code is the package's kope_patch_decode_graph.py
         with open(os.path.join(folder, "kope_patch_decode_graph.py"), "rb") as f:
             digest = hashlib.sha256(f.read()).hexdigest()
-        return {"name": p.name, "kind": "runtime", "options": {"max_cache_len": p.max_cache_len},
+        return {"name": p.name, "kind": "runtime",
+                "options": {"max_cache_len": p.max_cache_len, "loop": p.loop, "fuse": p.fuse},
                 "file": "kope_patch_decode_graph.py", "sha256": digest}
     source = p.source.encode()
     entry = {"name": p.name, "kind": p.kind, "module_type": p.module_type, "pattern": p.pattern,

@@ -54,14 +54,17 @@ NEUTRAL_CONFIG = {"num_beams": 1, "repetition_penalty": 1.0, "no_repeat_ngram_si
 
 class DecodeGraph:
     """`max_cache_len`: the longest sequence (prompt and generated tokens) a cache holds;
-    `loop`: greedy generate() calls run the patch's loop (above)."""
+    `loop`: greedy generate() calls run the patch's loop (above); `fuse`: the decode step is
+    compiled by torch.compile (its small operations fused into fewer kernels, its matrix products
+    left to the libraries) before it is captured, on its first call."""
 
     kind = "runtime"
     name = "decode_graph"
 
-    def __init__(self, max_cache_len, loop=True):
+    def __init__(self, max_cache_len, loop=True, fuse=False):
         self.max_cache_len = int(max_cache_len)
         self.loop = bool(loop)
+        self.fuse = bool(fuse)
         self.calls = collections.Counter()      # "prefill", "decode (replayed)", ...
         self.fallbacks = collections.Counter()  # why -> calls the model's own forward ran
         self.model, self.installed = None, False
@@ -78,9 +81,15 @@ class DecodeGraph:
             self.device = next(model.parameters()).device
             self.capture = self.device.type == "cuda"
             self.pool = torch.cuda.graph_pool_handle() if self.capture else None
+            self.step = torch.compile(model.forward, dynamic=False) if self.fuse else None
         self.original = model.__dict__.get("forward")
         self.forward = model.forward
-        model.forward = self._call
+
+        def forward(*args, **kwargs):
+            return self._call(*args, **kwargs)
+        # The model's own signature: generate() asks it what the forward takes (logits_to_keep).
+        forward.__signature__ = inspect.signature(self.forward)
+        model.forward = forward
         if self.loop:
             self.original_generate = model.__dict__.get("generate")
             self.generate = model.generate
@@ -106,6 +115,7 @@ class DecodeGraph:
         """Frees the caches and graphs."""
         self.remove()
         self.model, self.caches, self.lengths, self.graphs, self.pool = None, {}, {}, {}, None
+        self.step = None
         self.seen = collections.Counter()
         self.state = None
 
@@ -173,7 +183,8 @@ class DecodeGraph:
             self.graphs[key] = self._record(input_ids, cache, kwargs)
         if not self.graphs.get(key):
             self.calls["decode (eager)"] += 1
-            return self.forward(input_ids=input_ids, past_key_values=cache, **kwargs)
+            return (self.step or self.forward)(input_ids=input_ids, past_key_values=cache,
+                                               **kwargs)
         graph, static, logits, output = self.graphs[key]
         static["input_ids"].copy_(input_ids)
         for k, v in kwargs.items():
@@ -190,7 +201,7 @@ class DecodeGraph:
         graph = torch.cuda.CUDAGraph()
         try:
             with torch.cuda.graph(graph, pool=self.pool):
-                out = self.forward(past_key_values=cache, **static)
+                out = (self.step or self.forward)(past_key_values=cache, **static)
         except RuntimeError as e:
             self.fallbacks[f"not capturable: {str(e).splitlines()[0][:120]}"] += 1
             return None
@@ -220,6 +231,7 @@ def _not_for_the_loop(model, input_ids, kwargs):
     prepare = getattr(model, "prepare_inputs_for_generation", None)
     if prepare is None or "next_sequence_length" not in inspect.signature(prepare).parameters or \
             not hasattr(model, "_update_model_kwargs_for_generation") or \
+            not hasattr(model, "_supports_logits_to_keep") or \
             not hasattr(model, "_optimize_model_for_decode"):
         return "a transformers version whose generate() steps the loop does not know"
     return None
@@ -241,6 +253,8 @@ def _greedy_loop(model, ids, kwargs):
     unfinished = torch.ones(ids.shape[0], dtype=torch.bool, device=ids.device)
     state = {"attention_mask": kwargs.get("attention_mask", torch.ones_like(ids)),
              "use_cache": True}
+    if model._supports_logits_to_keep():  # as generate(): the prefill's last logits alone
+        state["logits_to_keep"] = 1
     out = model(**model.prepare_inputs_for_generation(
         ids, next_sequence_length=None, is_first_iteration=True, **state), return_dict=True)
     ended = []  # per step: whether every sequence had ended by then (a device tensor)

@@ -5,8 +5,9 @@ that every patch meets the shapes it was validated on.
 - Greedy agreement: the share of greedy tokens the patched model picks as the unpatched one did.
 - Teacher-forced: both models over the unpatched model's sequences; top-1 agreement, the mean KL
   divergence from the unpatched model's next-token distribution, the largest logit difference.
-- Noise: the same figures for the unpatched model itself under two harmless perturbations (the
-  other attention implementation; the prompts one at a time, another reduction order), printed
+- Noise: the same figures for the unpatched model itself under harmless perturbations (the
+  other attention implementation; the prompts one at a time, another reduction order; on CUDA,
+  its decode steps compiled by torch.compile, transformers' own fast path), printed
   beside the patched ones so that a reader sees what a difference of that size means.
 - A patch that runs generate() through a loop of its own (decode_graph) must pick exactly the
   tokens generate()'s own loop picks over the same patched forward.
@@ -125,9 +126,27 @@ def _generated(generate, model, ids, steps):
     return out[:, ids.shape[1]:].cpu()
 
 
+@torch.no_grad()
+def _compiled_trace(model, step, ids, steps, forced):
+    """The teacher-forced logits of trace(), with the decode steps run by `step` (the model's
+    forward compiled by torch.compile) over a static cache: transformers' own fast path."""
+    from transformers import StaticCache
+    device = next(model.parameters()).device
+    cache = StaticCache(config=model.config.get_text_config(decoder=True),
+                        max_cache_len=ids.shape[1] + steps)
+    out = model(ids.to(device), past_key_values=cache, use_cache=True)
+    logits = []
+    for k in range(steps):
+        logits.append(out.logits[:, -1].float().cpu())
+        if k + 1 < steps:
+            out = step(forced[:, k][:, None].to(device), past_key_values=cache, use_cache=True)
+    return torch.stack(logits, 1)
+
+
 def _noise(model, batches, refs):
-    """The unpatched model's own figures with the sequences one at a time, and under the other
-    attention implementation."""
+    """The unpatched model's own figures with the sequences one at a time, under the other
+    attention implementation, and, on CUDA, with its decode steps compiled by torch.compile
+    over a static cache (the fast path transformers offers: fused kernels, another rounding)."""
     def forced(one_at_a_time=False):
         rows = []
         for (_, ids, steps), (tokens, logits) in zip(batches, refs):
@@ -140,6 +159,10 @@ def _noise(model, batches, refs):
         return _mean(rows)
 
     out = {"one_at_a_time": forced(one_at_a_time=True)}
+    if next(model.parameters()).device.type == "cuda":
+        step = torch.compile(model.forward, dynamic=False)
+        out["compiled"] = _mean([compare(logits, _compiled_trace(model, step, ids, steps, tokens))
+                                 for (_, ids, steps), (tokens, logits) in zip(batches, refs)])
     current = getattr(model.config, "_attn_implementation", None)
     other = {"sdpa": "eager", "eager": "sdpa"}.get(current)
     if other is not None and hasattr(model, "set_attn_implementation"):

@@ -59,7 +59,9 @@ def _wins(measured):
     return any(m[name]["win"] for m in measured for name, _ in e2e.FIGURES if name in m)
 
 
-RUNTIME_PATCHES = {"decode_graph": lambda d: decode_graph.DecodeGraph(d["max_cache_len"])}
+# A runtime decision's patch, for one of its variants.
+RUNTIME_PATCHES = {"decode_graph": lambda d, v: decode_graph.DecodeGraph(
+    d["max_cache_len"], fuse=v.get("fuse", False))}
 
 
 def try_candidate(model, workload, unpatched, task, candidate, rounds, judge_speed=True):
@@ -114,18 +116,26 @@ def validate_task(model, workload, unpatched, task, rounds, index, total, judge_
 
 
 def validate_runtime(model, workload, unpatched, decision, rounds, judge_speed):
-    """A runtime decision of the plan as a task of one candidate: its result, and its patch."""
-    progress("validate", None, 0, 1, f"runtime: {decision['name']} ({decision['reason']})")
-    record = {"attempt": None, "source": None, "unit_speedup": None,
-              "reason_proposed": decision["reason"]}
-    if decision["name"] not in RUNTIME_PATCHES:
-        record.update(kind="runtime", accepted=False, reason="no such runtime patch")
-        patch = None
-    else:
+    """A runtime decision of the plan as a task whose candidates are its variants, tried in
+    order until one is accepted: its result, and the accepted variant's patch."""
+    out = {"task": decision["name"], "folder": None, "share": None, "tried": [],
+           "accepted": None}
+    for variant in decision.get("variants") or [{"name": decision["name"]}]:
+        progress("validate", None, 0, 1, f"runtime: {decision['name']}, {variant['name']} "
+                 f"({decision['reason']})")
+        record = {"attempt": None, "source": None, "unit_speedup": None,
+                  "variant": variant["name"], "reason_proposed": decision["reason"]}
+        if decision["name"] not in RUNTIME_PATCHES:
+            record.update(kind="runtime", accepted=False, reason="no such runtime patch")
+            out["tried"].append(record)
+            return out, None
         record, patch = judge(model, workload, unpatched, record, rounds, judge_speed,
-                              lambda: RUNTIME_PATCHES[decision["name"]](decision))
-    return {"task": decision["name"], "folder": None, "share": None, "tried": [record],
-            "accepted": "runtime" if patch else None}, patch
+                              lambda: RUNTIME_PATCHES[decision["name"]](decision, variant))
+        out["tried"].append(record)
+        if patch is not None:
+            out["accepted"] = "runtime"
+            return out, patch
+    return out, None
 
 
 def combine(model, workload, unpatched, accepted):

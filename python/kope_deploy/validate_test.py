@@ -66,9 +66,19 @@ class ValidateTest(unittest.TestCase):
                     {"attempt": 7, "source": cls.sources["wrong"], "speedup": 2.0},
                     {"attempt": 8, "source": cls.sources["right"], "speedup": 1.5}]}],
                 "runtime": [{"name": "decode_graph", "reason": "decode is host-bound",
-                             "max_cache_len": 64}]}
-        # Speed is measured and reported, but judges nothing here: a test asserts no timing.
-        cls.result = validate.run(plan, rounds=1, judge_speed=False)
+                             "max_cache_len": 64, "variants": [
+                                 {"name": "too short", "fuse": False},
+                                 {"name": "captured", "fuse": False}]}]}
+        # The first variant's cache is shorter than any prompt: never called, rejected, and the
+        # next one tried.
+        make = validate.RUNTIME_PATCHES["decode_graph"]
+        validate.RUNTIME_PATCHES["decode_graph"] = lambda d, v: make(
+            dict(d, max_cache_len=4) if v["name"] == "too short" else d, v)
+        try:
+            # Speed is measured and reported, but judges nothing here: a test asserts no timing.
+            cls.result = validate.run(plan, rounds=1, judge_speed=False)
+        finally:
+            validate.RUNTIME_PATCHES["decode_graph"] = make
 
     @classmethod
     def tearDownClass(cls):
@@ -99,7 +109,10 @@ class ValidateTest(unittest.TestCase):
         runtime = self.result["tasks"][0]
         self.assertEqual(runtime["task"], "decode_graph")
         self.assertEqual(runtime["accepted"], "runtime")
-        record = runtime["tried"][0]
+        self.assertEqual([t["variant"] for t in runtime["tried"]], ["too short", "captured"])
+        self.assertFalse(runtime["tried"][0]["accepted"])
+        self.assertIn("decode_graph was never called", runtime["tried"][0]["reason"])
+        record = runtime["tried"][1]
         self.assertEqual(record["kind"], "runtime")
         self.assertEqual(record["gate"]["greedy_agreement"], 1.0)
         self.assertTrue(record["gate"]["engagement"][0]["engaged"])
@@ -115,7 +128,7 @@ class ValidateTest(unittest.TestCase):
             patches = json.load(f)["patches"]
         self.assertEqual([(p["name"], p["kind"], p.get("candidate")) for p in patches],
                          [("decode_graph", "runtime", None), ("rmsnorm", "modelnew", "right.py")])
-        self.assertEqual(patches[0]["options"], {"max_cache_len": 64})
+        self.assertEqual(patches[0]["options"], {"max_cache_len": 64, "loop": True, "fuse": False})
         page = validate.report_html.page(self.result, {})
         self.assertIn("fails in the model", page)
         self.assertIn("<svg", page)

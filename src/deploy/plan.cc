@@ -100,7 +100,8 @@ std::vector<RuntimeDecision> RuntimeDecisions(const Workload& workload, const Pr
   for (const RequestEntry& r : workload.requests) longest = std::max(longest, r.prompt + r.decode);
   return {{"decode_graph",
            fmt::format("decode is host-bound: the GPU idle {:.0f}% of its time", 100 * idle / wall),
-           longest + 1}};
+           longest + 1,
+           {{"fused", true}, {"captured", false}}}};
 }
 
 std::string PlanJson(const fs::path& workload_json, const fs::path& out_dir,
@@ -129,8 +130,14 @@ std::string PlanJson(const fs::path& workload_json, const fs::path& out_dir,
   }
   plan["runtime"] = json::array();
   for (const RuntimeDecision& d : runtime) {
-    plan["runtime"].push_back(
-        {{"name", d.name}, {"reason", d.reason}, {"max_cache_len", d.max_cache_len}});
+    json variants = json::array();
+    for (const RuntimeVariant& v : d.variants) {
+      variants.push_back({{"name", v.name}, {"fuse", v.fuse}});
+    }
+    plan["runtime"].push_back({{"name", d.name},
+                               {"reason", d.reason},
+                               {"max_cache_len", d.max_cache_len},
+                               {"variants", std::move(variants)}});
   }
   return plan.dump(1);
 }

@@ -54,13 +54,22 @@ struct PlanTask {
   std::vector<PlanCandidate> candidates;  // best first
 };
 
+// One way to apply a runtime patch; `fuse`: decode_graph's step compiled by torch.compile (its
+// small operations fused) before it is captured.
+struct RuntimeVariant {
+  std::string name;
+  bool fuse = false;
+};
+
 // A runtime patch the validation step tries beside the kernels, through the same gate
 // (docs/DEPLOY_GATE.md): "decode_graph", the decode step over a static cache replayed from a
-// CUDA graph.
+// CUDA graph, generate() run without its per-step synchronization. Its variants are tried in
+// order; the first the gate and the end-to-end rule accept is kept.
 struct RuntimeDecision {
   std::string name;
   std::string reason;         // the profile's evidence for it
   int64_t max_cache_len = 0;  // the longest sequence of the workload, and one token more
+  std::vector<RuntimeVariant> variants;
 };
 
 // The decode phase counts as host-bound when the GPU is idle this much of its wall time.
