@@ -228,10 +228,13 @@ def _not_for_the_loop(model, input_ids, kwargs):
         value = getattr(config, field, neutral)
         if value is not None and value != neutral and value != []:
             return f"generation_config.{field}"
+    if not isinstance(kwargs.get("attention_mask"), torch.Tensor):
+        return "no attention_mask"
     prepare = getattr(model, "prepare_inputs_for_generation", None)
     if prepare is None or "next_sequence_length" not in inspect.signature(prepare).parameters or \
             not hasattr(model, "_update_model_kwargs_for_generation") or \
             not hasattr(model, "_supports_logits_to_keep") or \
+            not hasattr(model, "_prepare_position_ids_for_generation") or \
             not hasattr(model, "_optimize_model_for_decode"):
         return "a transformers version whose generate() steps the loop does not know"
     return None
@@ -251,9 +254,15 @@ def _greedy_loop(model, ids, kwargs):
     processors = LogitsProcessorList(kwargs.get("logits_processor") or [])
     eos_ids = torch.tensor(eos, dtype=torch.long, device=ids.device)
     unfinished = torch.ones(ids.shape[0], dtype=torch.bool, device=ids.device)
-    state = {"attention_mask": kwargs.get("attention_mask", torch.ones_like(ids)),
-             "use_cache": True}
-    if model._supports_logits_to_keep():  # as generate(): the prefill's last logits alone
+    from transformers import DynamicCache
+    # generate()'s model keywords, made as it makes them: the mask, the positions, its default
+    # cache (the patch's prefill puts its own static one in its place), and the prefill's last
+    # logits alone where the model can.
+    state = {"attention_mask": kwargs["attention_mask"], "use_cache": True}
+    if "position_ids" in inspect.signature(model.forward).parameters:
+        state["position_ids"] = model._prepare_position_ids_for_generation(ids, state)
+    state["past_key_values"] = DynamicCache(config=model.config.get_text_config(decoder=True))
+    if model._supports_logits_to_keep():
         state["logits_to_keep"] = 1
     out = model(**model.prepare_inputs_for_generation(
         ids, next_sequence_length=None, is_first_iteration=True, **state), return_dict=True)

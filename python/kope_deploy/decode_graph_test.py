@@ -164,6 +164,32 @@ class LoopTest(unittest.TestCase):
                 self.assertEqual(got.shape, expected.shape)
                 self.assertTrue(torch.equal(got, expected))
 
+    def test_its_forward_calls_are_generates_own(self):
+        """Every forward call the loop makes has generate()'s arguments (their names, shapes,
+        dtypes, values, the cache's kind and length): in bf16 on a GPU, another mask or cache at
+        the prefill picks other kernels, and other tokens."""
+        patch = decode_graph.DecodeGraph(64)
+        patch.apply(self.model)
+        seen, call = [], patch._call
+
+        def recording(input_ids=None, past_key_values=None, **kwargs):
+            cache = None if past_key_values is None else (
+                type(past_key_values).__name__, int(past_key_values.get_seq_length()))
+            seen[-1].append((decode_graph._key(input_ids, kwargs), cache))
+            return call(input_ids=input_ids, past_key_values=past_key_values, **kwargs)
+        patch._call = recording
+        args = dict(attention_mask=torch.ones_like(self.ids), do_sample=False, max_new_tokens=5,
+                    pad_token_id=0, eos_token_id=None)
+        try:
+            with torch.inference_mode():
+                for generate in (patch.generate, self.model.generate):  # generate()'s, the loop's
+                    seen.append([])
+                    generate(self.ids, **args)
+        finally:
+            patch.release()
+        self.assertEqual(len(seen[0]), 5)
+        self.assertEqual(seen[1], seen[0])
+
     def test_an_early_end_shortens_the_output_as_generate_does(self):
         with torch.inference_mode():
             expected = self.model.generate(self.ids[:1], do_sample=False, max_new_tokens=40,

@@ -101,6 +101,7 @@ def run(model, patches, workload, unpatched=None):
             total += tokens.numel()
             rows.append(compare(logits, trace(model, ids, steps, forced=tokens)[1]))
             for p in loops:  # its loop against generate()'s own, over the same forward
+                _generated(model.generate, model, ids, steps)  # both compared runs replay
                 loop_differs += (_generated(model.generate, model, ids, steps) !=
                                  _generated(p.generate, model, ids, steps)).sum().item()
         engagement = [p.engagement() for p in patches]
