@@ -81,7 +81,7 @@ class DecodeGraph:
             self.device = next(model.parameters()).device
             self.capture = self.device.type == "cuda"
             self.pool = torch.cuda.graph_pool_handle() if self.capture else None
-            self.step = torch.compile(model.forward, dynamic=False) if self.fuse else None
+            self.step = compiled_forward(model.forward) if self.fuse else None
         self.original = model.__dict__.get("forward")
         self.forward = model.forward
 
@@ -129,7 +129,8 @@ class DecodeGraph:
         why = _not_for_the_loop(self.model, input_ids, kwargs)
         if why is not None:
             self.fallbacks[f"generate(): {why}"] += 1
-            return self.generate(input_ids, **kwargs)
+            return self.generate(**kwargs) if input_ids is None else \
+                self.generate(input_ids, **kwargs)
         self.calls["generate (loop)"] += 1
         with torch.no_grad():
             return _greedy_loop(self.model, input_ids, kwargs)
@@ -210,6 +211,20 @@ class DecodeGraph:
             out_type = type(out)
             return out_type(logits=logits, past_key_values=cache)
         return graph, static, out.logits, output
+
+
+RECOMPILE_LIMIT = 64  # compiled versions of one forward, as transformers' chunked prefill allows
+
+
+def compiled_forward(forward):
+    """`forward` compiled by torch.compile for fixed shapes. Every static cache (one per batch
+    size, of each patch and of transformers' own compiled path) is a version of the model's one
+    forward: torch's default limit of 8 would run later ones uncompiled, so it is raised."""
+    config = torch._dynamo.config
+    for name in ("recompile_limit", "cache_size_limit"):
+        if hasattr(config, name):
+            setattr(config, name, max(getattr(config, name), RECOMPILE_LIMIT))
+    return torch.compile(forward, dynamic=False)
 
 
 def _not_for_the_loop(model, input_ids, kwargs):

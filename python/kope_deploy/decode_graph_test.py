@@ -205,6 +205,7 @@ class LoopTest(unittest.TestCase):
                 torch.manual_seed(0)
                 got = self.model.generate(self.ids, do_sample=True, max_new_tokens=4)
                 self.model.generate(self.ids, max_new_tokens=4, repetition_penalty=1.3)
+                self.model.generate(inputs=self.ids, max_new_tokens=2)
         finally:
             patch.release()
         with torch.inference_mode():
@@ -213,7 +214,8 @@ class LoopTest(unittest.TestCase):
         self.assertTrue(torch.equal(got, expected))
         self.assertEqual(patch.engagement()["fallbacks"],
                          {"generate(): not greedy": 1, "generate(): the argument "
-                          "repetition_penalty": 1})
+                          "repetition_penalty": 1,
+                          "generate(): no input_ids of [batch, length]": 1})
 
 
 def bf16_report(patched, noise_top1):

@@ -21,6 +21,8 @@ import math
 
 import torch
 
+from . import decode_graph
+
 MAX_DECODE = 16  # greedy steps per prompt batch (the gate's cost grows with them)
 
 
@@ -161,7 +163,7 @@ def _noise(model, batches, refs):
 
     out = {"one_at_a_time": forced(one_at_a_time=True)}
     if next(model.parameters()).device.type == "cuda":
-        step = torch.compile(model.forward, dynamic=False)
+        step = decode_graph.compiled_forward(model.forward)
         out["compiled"] = _mean([compare(logits, _compiled_trace(model, step, ids, steps, tokens))
                                  for (_, ids, steps), (tokens, logits) in zip(batches, refs)])
     current = getattr(model.config, "_attn_implementation", None)
