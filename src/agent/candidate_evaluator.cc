@@ -38,6 +38,12 @@ void LocalEvaluator::Prepare(const Task& task, std::string_view source, std::str
 Result<memory::OutcomeNode> LocalEvaluator::Evaluate(const Task& task, std::string_view source,
                                                      std::string_view name,
                                                      const EvalOptions& options) {
+  KOPE_ASSIGN_OR_RETURN(Outcome outcome, EvaluateOutcome(task, source, name, options));
+  return record::OutcomeNodeFor(outcome);
+}
+
+Result<Outcome> LocalEvaluator::EvaluateOutcome(const Task& task, std::string_view source,
+                                                std::string_view name, const EvalOptions& options) {
   // Its extension's build, where one was begun: the build folder is one evaluation's at a time.
   if (auto build = prebuilds_.find(ContentHash(source)); build != prebuilds_.end()) {
     const Status built = build->second.get();
@@ -58,8 +64,7 @@ Result<memory::OutcomeNode> LocalEvaluator::Evaluate(const Task& task, std::stri
     eval.pool = pool_;
   }
   Evaluator evaluator(backend_, eval);
-  KOPE_ASSIGN_OR_RETURN(Outcome outcome, evaluator.Evaluate(task, source, name));
-  return record::OutcomeNodeFor(outcome);
+  return evaluator.Evaluate(task, source, name);
 }
 
 }  // namespace kope::agent

@@ -1,4 +1,4 @@
-// `kope eval TASK CANDIDATE`: the evaluator's verdict on one candidate.
+// `kope eval TASK CANDIDATE...`: the evaluator's verdict on each candidate.
 #include <unistd.h>
 
 #include <iostream>
@@ -6,6 +6,7 @@
 #include "commands.h"
 #include "eval_backend.h"
 #include "eval_client.h"
+#include "kope/agent/candidate_evaluator.h"
 #include "kope/base/file.h"
 #include "kope/eval/evaluator.h"
 #include "kope/memory/record.h"
@@ -18,7 +19,8 @@ namespace {
 
 struct EvalArgs {
   std::string task;
-  std::string candidate;
+  std::vector<std::string> candidates;
+  std::string candidate;  // the one evaluated now
   bool json = false;
   bool confirm = false;
   bool no_bubblewrap = false;
@@ -33,11 +35,6 @@ struct EvalArgs {
   bool sanitize = false;
   WarmOptions warm;
 };
-
-Result<std::unique_ptr<Backend>> MakeBackend(const EvalArgs& args, const Task& task) {
-  KOPE_ASSIGN_OR_RETURN(std::string name, EvalBackendName(args.backend, args.candidate, task));
-  return MakeEvalBackend(name);
-}
 
 // Puts the verdict into the experience graph: task, hardware, a run labelled
 // "eval", the candidate as a root attempt by a human, and its outcome.
@@ -57,43 +54,26 @@ Status RecordOutcome(memory::GraphStore& store, const std::string& location, con
   return Status::Ok();
 }
 
-int RunEval(const EvalArgs& args) {
-  if (std::optional<int> code = EvaluateWarm(args.warm, WarmRequestFrom(args), args.record)) {
-    return *code;
+// The store --record writes to, opened before any work so that a bad location fails at once;
+// null without --record. False: it cannot be opened (said on stderr).
+bool OpenStoreFor(const EvalArgs& args, std::string* location,
+                  std::unique_ptr<memory::GraphStore>* store) {
+  if (!args.record) return true;
+  Result<std::string> resolved = memory::ResolveStoreLocation(args.store);
+  Result<std::unique_ptr<memory::GraphStore>> opened =
+      resolved.ok() ? memory::OpenStore(*resolved)
+                    : Result<std::unique_ptr<memory::GraphStore>>(resolved.status());
+  if (!opened.ok()) {
+    std::cerr << "kope eval: cannot open the experience store: " << opened.status().message()
+              << "\n";
+    return false;
   }
-  Result<Task> task = LoadTaskOrProblem(args.task);
-  if (!task.ok()) {
-    std::cerr << "kope eval: " << task.status().message() << "\n";
-    return 2;
-  }
-  Result<std::string> source = ReadFileText(args.candidate);
-  if (!source.ok()) {
-    std::cerr << "kope eval: cannot read the candidate " << args.candidate << "\n";
-    return 2;
-  }
+  *location = *resolved;
+  *store = std::move(opened).value();
+  return true;
+}
 
-  // The store is opened before any work, so that a bad location fails at once.
-  std::string location;
-  std::unique_ptr<memory::GraphStore> store;
-  if (args.record) {
-    Result<std::string> resolved = memory::ResolveStoreLocation(args.store);
-    Result<std::unique_ptr<memory::GraphStore>> opened =
-        resolved.ok() ? memory::OpenStore(*resolved)
-                      : Result<std::unique_ptr<memory::GraphStore>>(resolved.status());
-    if (!opened.ok()) {
-      std::cerr << "kope eval: cannot open the experience store: " << opened.status().message()
-                << "\n";
-      return 2;
-    }
-    location = *resolved;
-    store = std::move(opened).value();
-  }
-
-  Result<std::unique_ptr<Backend>> backend = MakeBackend(args, *task);
-  if (!backend.ok()) {
-    std::cerr << "kope eval: " << backend.status().message() << "\n";
-    return 1;
-  }
+EvalOptions OptionsFor(const EvalArgs& args) {
   EvalOptions options;
   options.trials = args.trials;
   options.call_timeout_seconds = args.timeout;
@@ -112,28 +92,103 @@ int RunEval(const EvalArgs& args) {
       }
     };
   }
-  Evaluator evaluator(**backend, options);
-  std::string name = std::filesystem::path(args.candidate).filename().string();
-  Result<Outcome> outcome = evaluator.Evaluate(*task, *source, name);
-  if (tty && !args.quiet) std::cerr << "\r\033[K" << std::flush;
-  if (!outcome.ok()) {
-    std::cerr << "kope eval: " << outcome.status().message() << "\n";
-    return 2;
+  return options;
+}
+
+// The candidates' sources, in order; nullopt where one cannot be read (said on stderr).
+std::optional<std::vector<std::string>> ReadCandidates(const EvalArgs& args) {
+  std::vector<std::string> sources;
+  for (const std::string& path : args.candidates) {
+    Result<std::string> source = ReadFileText(path);
+    if (!source.ok()) {
+      std::cerr << "kope eval: cannot read the candidate " << path << "\n";
+      return std::nullopt;
+    }
+    sources.push_back(std::move(*source));
   }
-  if (args.json) {
-    std::cout << OutcomeToJson(*outcome) << "\n";
-  } else {
-    std::cout << FormatOutcome(*outcome);
-  }
-  if (store) {
-    Status recorded =
-        RecordOutcome(*store, location, args, *task, (*backend)->language(), *source, *outcome);
-    if (!recorded.ok()) {
-      std::cerr << "kope eval: recording the outcome failed: " << recorded.message() << "\n";
-      return 1;
+  return sources;
+}
+
+// The backend every candidate runs on; an error where they need different ones.
+Result<std::unique_ptr<Backend>> MakeBackendFor(const EvalArgs& args, const Task& task) {
+  KOPE_ASSIGN_OR_RETURN(std::string name,
+                        EvalBackendName(args.backend, args.candidates.front(), task));
+  for (const std::string& candidate : args.candidates) {
+    KOPE_ASSIGN_OR_RETURN(std::string other, EvalBackendName(args.backend, candidate, task));
+    if (other != name) {
+      return Status::InvalidArgument(args.candidates.front() + " runs on " + name + " and " +
+                                     candidate + " on " + other + ": evaluate them apart");
     }
   }
-  return outcome->valid() ? 0 : 1;
+  return MakeEvalBackend(name);
+}
+
+int RunEval(EvalArgs args) {
+  if (args.candidates.size() == 1) {
+    args.candidate = args.candidates.front();
+    if (std::optional<int> code = EvaluateWarm(args.warm, WarmRequestFrom(args), args.record)) {
+      return *code;
+    }
+  } else if (args.warm.warm) {
+    std::cerr << "kope eval: --warm takes one candidate (several are evaluated in this process, "
+                 "their task's runners loaded once)\n";
+    return 2;
+  }
+  Result<Task> task = LoadTaskOrProblem(args.task);
+  if (!task.ok()) {
+    std::cerr << "kope eval: " << task.status().message() << "\n";
+    return 2;
+  }
+  std::optional<std::vector<std::string>> sources = ReadCandidates(args);
+  if (!sources) return 2;
+  std::string location;
+  std::unique_ptr<memory::GraphStore> store;
+  if (!OpenStoreFor(args, &location, &store)) return 2;
+  Result<std::unique_ptr<Backend>> backend = MakeBackendFor(args, *task);
+  if (!backend.ok()) {
+    std::cerr << "kope eval: " << backend.status().message() << "\n";
+    return 1;
+  }
+  const EvalOptions options = OptionsFor(args);
+  const bool several = args.candidates.size() > 1, tty = isatty(STDERR_FILENO) != 0;
+  // One runner pool for all: the task's runners load once. The next candidate's extension is
+  // built while this one is evaluated (agent::LocalEvaluator::Prepare).
+  agent::LocalEvaluator evaluator(**backend);
+  int code = 0;
+  for (size_t i = 0; i < sources->size(); ++i) {
+    const std::string name = std::filesystem::path(args.candidates[i]).filename().string();
+    if (i + 1 < sources->size()) {
+      evaluator.Prepare(*task, (*sources)[i + 1],
+                        std::filesystem::path(args.candidates[i + 1]).filename().string(), options);
+    }
+    Result<Outcome> outcome = evaluator.EvaluateOutcome(*task, (*sources)[i], name, options);
+    if (tty && !args.quiet) std::cerr << "\r\033[K" << std::flush;
+    if (!outcome.ok()) {
+      std::cerr << "kope eval: " << (several ? args.candidates[i] + ": " : "")
+                << outcome.status().message() << "\n";
+      code = 2;
+      continue;
+    }
+    if (args.json) {
+      // Several: one record a line (JSON Lines).
+      std::cout << OutcomeToJson(*outcome, several ? -1 : 2) << "\n";
+    } else {
+      if (several) std::cout << (i ? "\n" : "") << "== " << args.candidates[i] << " ==\n";
+      std::cout << FormatOutcome(*outcome);
+    }
+    std::cout << std::flush;
+    if (store) {
+      args.candidate = args.candidates[i];
+      Status recorded = RecordOutcome(*store, location, args, *task, (*backend)->language(),
+                                      (*sources)[i], *outcome);
+      if (!recorded.ok()) {
+        std::cerr << "kope eval: recording the outcome failed: " << recorded.message() << "\n";
+        code = std::max(code, 1);
+      }
+    }
+    if (!outcome->valid()) code = std::max(code, 1);
+  }
+  return code;
 }
 
 }  // namespace
@@ -145,7 +200,10 @@ void RegisterEvalCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("task", args->task,
                   "Task folder (holding task.toml), or a KernelBench problem file (.py)")
       ->required();
-  cmd->add_option("candidate", args->candidate, "Candidate kernel source file")->required();
+  cmd->add_option("candidate", args->candidates,
+                  "Candidate kernel source files, evaluated in turn (the task's runners loaded "
+                  "once; the next one's extension built while one is evaluated)")
+      ->required();
   cmd->add_flag("--json", args->json, "Print the full outcome record as JSON");
   cmd->add_flag("--confirm", args->confirm,
                 "Time carefully (at least 0.5 s of samples each) instead of screening");

@@ -3,7 +3,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <random>
+#include <sstream>
 
 #include "kope/base/subprocess.h"
 #include "testing/test_paths.h"
@@ -68,6 +70,38 @@ extern "C" int kope_kernel(const kope_tensor* in, int, kope_tensor* out, int, vo
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("incorrect"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("expected"), std::string::npos) << r.output;
+}
+
+// Several candidates in one call: each evaluated in turn (one JSON record a line), the exit
+// code the worst verdict's; one that cannot be read stops the call before anything runs.
+TEST_F(EvalCommand, SeveralCandidatesAreEvaluatedInTurn) {
+  fs::path wrong = dir_ / "copy.cc";
+  std::ofstream(wrong) << R"(#include "kope/kernel.h"
+extern "C" int kope_kernel(const kope_tensor* in, int, kope_tensor* out, int, void*) {
+  const float* x = static_cast<const float*>(in[0].data);
+  float* y = static_cast<float*>(out[0].data);
+  int64_t n = in[0].shape[0] * in[0].shape[1];
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i];
+  return 0;
+})";
+  const std::string good = Example("gelu") + "/optimized.cc";
+  ProcessResult r = Kope({"eval", "--json", "-q", Example("gelu"), good, wrong.string()});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  std::vector<std::string> verdicts;
+  std::istringstream lines(r.output);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("{", 0) != 0) continue;
+    const auto j = nlohmann::json::parse(line, nullptr, false);
+    ASSERT_FALSE(j.is_discarded()) << line;
+    verdicts.push_back(j.value("verdict", ""));
+  }
+  EXPECT_EQ(verdicts, (std::vector<std::string>{"valid", "incorrect"})) << r.output;
+
+  r = Kope({"eval", "-q", Example("gelu"), good, (dir_ / "missing.cc").string()});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("cannot read the candidate"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("valid"), std::string::npos)
+      << "evaluated before the check: " << r.output;
 }
 
 TEST_F(EvalCommand, MalformedTaskNamesTheFieldAndExitsTwo) {

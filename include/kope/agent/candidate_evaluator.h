@@ -59,6 +59,9 @@ class LocalEvaluator final : public CandidateEvaluator {
                                        std::string_view name, const EvalOptions& options) override;
   void Prepare(const Task& task, std::string_view source, std::string_view name,
                const EvalOptions& options) override;
+  // Evaluate's outcome as the evaluator gives it (`kope eval` of several candidates prints it).
+  Result<Outcome> EvaluateOutcome(const Task& task, std::string_view source, std::string_view name,
+                                  const EvalOptions& options);
 
   // How many prebuilds were begun.
   int prebuilds_begun() const { return prebuilds_begun_; }
