@@ -15,6 +15,16 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// A kernel that copies its input: wrong for every task here.
+constexpr char kCopyKernel[] = R"(#include "kope/kernel.h"
+extern "C" int kope_kernel(const kope_tensor* in, int, kope_tensor* out, int, void*) {
+  const float* x = static_cast<const float*>(in[0].data);
+  float* y = static_cast<float*>(out[0].data);
+  int64_t n = in[0].shape[0] * in[0].shape[1];
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i];
+  return 0;
+})";
+
 class EvalCommand : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -58,14 +68,7 @@ TEST_F(EvalCommand, JsonRecordHasTheVerdictAndTimes) {
 
 TEST_F(EvalCommand, WrongCandidateExitsOneWithEvidence) {
   fs::path wrong = dir_ / "wrong.cc";
-  std::ofstream(wrong) << R"(#include "kope/kernel.h"
-extern "C" int kope_kernel(const kope_tensor* in, int, kope_tensor* out, int, void*) {
-  const float* x = static_cast<const float*>(in[0].data);
-  float* y = static_cast<float*>(out[0].data);
-  int64_t n = in[0].shape[0] * in[0].shape[1];
-  for (int64_t i = 0; i < n; ++i) y[i] = x[i];
-  return 0;
-})";
+  std::ofstream(wrong) << kCopyKernel;
   ProcessResult r = Kope({"eval", Example("gelu"), wrong.string()});
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("incorrect"), std::string::npos) << r.output;
@@ -76,14 +79,7 @@ extern "C" int kope_kernel(const kope_tensor* in, int, kope_tensor* out, int, vo
 // code the worst verdict's; one that cannot be read stops the call before anything runs.
 TEST_F(EvalCommand, SeveralCandidatesAreEvaluatedInTurn) {
   fs::path wrong = dir_ / "copy.cc";
-  std::ofstream(wrong) << R"(#include "kope/kernel.h"
-extern "C" int kope_kernel(const kope_tensor* in, int, kope_tensor* out, int, void*) {
-  const float* x = static_cast<const float*>(in[0].data);
-  float* y = static_cast<float*>(out[0].data);
-  int64_t n = in[0].shape[0] * in[0].shape[1];
-  for (int64_t i = 0; i < n; ++i) y[i] = x[i];
-  return 0;
-})";
+  std::ofstream(wrong) << kCopyKernel;
   const std::string good = Example("gelu") + "/optimized.cc";
   ProcessResult r = Kope({"eval", "--json", "-q", Example("gelu"), good, wrong.string()});
   EXPECT_EQ(r.exit_code, 1) << r.output;
