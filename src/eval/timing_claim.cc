@@ -35,7 +35,7 @@ std::vector<double> UnexplainedShares(const std::vector<ClockPair>& pairs) {
 }
 
 std::optional<std::string> HiddenTimeFinding(const std::vector<ClockPair>& pairs,
-                                             const ClockBound& bound) {
+                                             const ClockBound& bound, double timed_ratio) {
   if (pairs.size() < 2) return std::nullopt;
   // Each candidate batch's overhead beyond the baseline's least, less what it may be: the
   // least delayed batch decides (a timer that reports less does so in every batch, a busy
@@ -43,12 +43,11 @@ std::optional<std::string> HiddenTimeFinding(const std::vector<ClockPair>& pairs
   const double baseline = BaselineOverhead(pairs);
   const ClockPair* decisive = nullptr;
   double beyond = 0;
+  // A runner whose timed calls take s times the baseline's may spend s times its loop outside
+  // them: a slower CPU stretches both. s is the session's, the ratio its verdict is made of, so
+  // a claim of a speedup gets nothing from it.
+  const double slower = std::clamp(timed_ratio, 1.0, kSlowerCpuLimit) - 1;
   for (const ClockPair& p : pairs) {
-    // A runner whose calls report s times the baseline's may spend s times its loop outside
-    // them: a slower CPU stretches both (a claim of a speedup gets nothing from this).
-    const double slower = p.baseline_kernel_s > 0
-                              ? std::max(0.0, p.candidate_kernel_s / p.baseline_kernel_s - 1)
-                              : 0.0;
     const double allowed = bound.ratio * p.candidate_kernel_s + bound.slack_seconds +
                            bound.slack_per_call_seconds * p.calls +
                            slower * std::max(baseline, 0.0);

@@ -27,9 +27,10 @@ struct ClockPair {
 
 // How much of its batches' wall time a candidate may leave unexplained beyond the baseline's
 // overhead: a share of its reported kernel time, and an allowance for noise per batch and per
-// call; and, where its calls report s > 1 times the baseline's time, (s - 1) times the
-// baseline's overhead (a runner on a slower CPU, whose loop is slower too: host-bound calls of
-// tens of microseconds spend a third of their wall time in the runner's loop). On the host (the CPU
+// call; and, where its timed calls took s > 1 times the baseline's (the ratio of the medians
+// the verdict is made of: no speedup), (s - 1) times the baseline's overhead, s at most
+// kSlowerCpuLimit (a runner on a slower CPU, whose loop is slower too: host-bound calls of tens
+// of microseconds spend a third of their wall time in the runner's loop). On the host (the CPU
 // backend) a loaded machine's scheduling delays reach a tenth of a batch; on a GPU the timed calls
 // are bracketed by device events and the two runners' loops differ by microseconds a call, so the
 // bound is tighter there (a timer that reports 1/1.2 of the time hides a sixth of it).
@@ -40,6 +41,9 @@ struct ClockBound {
 };
 inline constexpr ClockBound kHostClockBound = {0.15, 2e-3, 0.5e-6};
 inline constexpr ClockBound kDeviceClockBound = {0.05, 1e-3, 1.5e-6};
+// The slowest a machine's CPU is taken to be against another of the same machine (the H200
+// machine's virtual CPUs: 1.9x apart).
+inline constexpr double kSlowerCpuLimit = 1.9;
 
 // Each pair's candidate time unexplained beyond the baseline's overhead in its least delayed
 // batch, as a share of the candidate's reported kernel time (the evidence HiddenTimeFinding
@@ -51,8 +55,10 @@ std::vector<double> UnexplainedShares(const std::vector<ClockPair>& pairs);
 // reports less does so in every batch; a busy machine delays some, and only adds time outside
 // a timer, so each side's least delayed batch is what its runner's loop costs), with the
 // figures; nullopt where they agree with the parent's clock or fewer than two pairs were timed.
+// `timed_ratio`: the candidate's median timed call over the baseline's.
 std::optional<std::string> HiddenTimeFinding(const std::vector<ClockPair>& pairs,
-                                             const ClockBound& bound = kHostClockBound);
+                                             const ClockBound& bound = kHostClockBound,
+                                             double timed_ratio = 1.0);
 
 // Calls that left work on streams the harness's stream never waits on, from the runner's
 // replies to TIME (a JSON note); the outcome's note where at least half of the calls did. A

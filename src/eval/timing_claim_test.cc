@@ -45,6 +45,7 @@ struct ClaimCase {
   std::vector<ClockPair> pairs;
   bool rejected;
   const ClockBound& bound = kHostClockBound;
+  double timed_ratio = 1.0;  // the candidate's median timed call over the baseline's
 };
 
 TEST(HiddenTimeFinding, AClaimIsBoundedByTheParentsClock) {
@@ -80,7 +81,7 @@ TEST(HiddenTimeFinding, AClaimIsBoundedByTheParentsClock) {
       // Reported slower than its baseline all the same (0.86x for 0.72x): what a runner on a
       // slower CPU may leave unexplained covers it, and it claims no speedup either way.
       {"a 1.2x fake of calls slower than the baseline's", Four(Pair(4000, 25e-6, 1.2, 18e-6, 2e-6)),
-       false},
+       false, kHostClockBound, 25.0 / 1.2 / 18},
       {"honest 25 us calls, three of whose batches a busy machine delayed",
        {Delayed(Pair(4000, 25e-6, 1, 18e-6, 2e-6), 20e-3, 0),
         Delayed(Pair(4000, 25e-6, 1, 18e-6, 2e-6), 25e-3, 1e-3), Pair(4000, 25e-6, 1, 18e-6, 2e-6),
@@ -99,15 +100,26 @@ TEST(HiddenTimeFinding, AClaimIsBoundedByTheParentsClock) {
        kDeviceClockBound},
 
       {"GPU: honest host-bound 35 us calls, the candidate's runner on a CPU a third slower",
-       Four(OnASlowerCpu(Pair(2900, 35e-6, 1, 35e-6, 14e-6), 1.35)), false, kDeviceClockBound},
+       Four(OnASlowerCpu(Pair(2900, 35e-6, 1, 35e-6, 14e-6), 1.35)), false, kDeviceClockBound,
+       1.35},
       {"GPU: a 1.2x fake of 50 us calls, its runner on a CPU a third slower",
-       Four(OnASlowerCpu(Pair(2000, 50e-6, 1.2, 50e-6, 30e-6), 1.35)), true, kDeviceClockBound},
+       Four(OnASlowerCpu(Pair(2000, 50e-6, 1.2, 50e-6, 30e-6), 1.35)), true, kDeviceClockBound,
+       1.35 / 1.2},
+      // A fake that also spins inside its timer in one cross-check pair: that pair reports
+      // slower than the baseline, but the session's timed calls claim 1.2x.
+      {"GPU: a 1.2x fake of 35 us calls, slow in one pair",
+       {OnASlowerCpu(Pair(2900, 35e-6, 1.2, 35e-6, 14e-6), 1.45),
+        Pair(2900, 35e-6, 1.2, 35e-6, 14e-6), Pair(2900, 35e-6, 1.2, 35e-6, 14e-6),
+        Pair(2900, 35e-6, 1.2, 35e-6, 14e-6)},
+       true,
+       kDeviceClockBound,
+       1 / 1.2},
       {"GPU: a 1.2x fake of 3 ms calls", Four(Pair(33, 3e-3, 1.2, 3e-3)), true, kDeviceClockBound},
       {"GPU: a 1.1x fake of 3 ms calls", Four(Pair(33, 3e-3, 1.1, 3e-3)), true, kDeviceClockBound},
       {"no pairs", {}, false},
   };
   for (const ClaimCase& c : cases) {
-    const auto finding = HiddenTimeFinding(c.pairs, c.bound);
+    const auto finding = HiddenTimeFinding(c.pairs, c.bound, c.timed_ratio);
     EXPECT_EQ(finding.has_value(), c.rejected) << c.name << ": " << finding.value_or("");
     if (finding) {
       EXPECT_NE(finding->find("no speedup"), std::string::npos) << *finding;

@@ -51,7 +51,8 @@ Result<bool> EvalSession::CrossCheck(std::vector<TimingTrack>& tracks, double ti
   outcome.clock_check =
       ClockCheck{UnexplainedShares(pairs), streams.calls, streams.side_stream_calls};
   std::optional<std::string> finding =
-      HiddenTimeFinding(pairs, language == "cuda" ? kDeviceClockBound : kHostClockBound);
+      HiddenTimeFinding(pairs, language == "cuda" ? kDeviceClockBound : kHostClockBound,
+                        b.median_s > 0 ? c.median_s / b.median_s : 1.0);
   if (!finding) return true;
   outcome.verdict = Verdict::kIncorrect;
   outcome.message = "timing_mismatch: " + *finding;
