@@ -49,7 +49,8 @@ NEUTRAL_CONFIG = {"num_beams": 1, "repetition_penalty": 1.0, "no_repeat_ngram_si
                   "return_dict_in_generate": False, "output_scores": False,
                   "output_logits": False, "output_attentions": False,
                   "output_hidden_states": False, "assistant_model": None,
-                  "prompt_lookup_num_tokens": None}
+                  "prompt_lookup_num_tokens": None, "remove_invalid_values": False,
+                  "watermarking_config": None, "prefill_chunk_size": None}
 
 
 class DecodeGraph:
@@ -125,15 +126,16 @@ class DecodeGraph:
                 "graphs": sum(1 for g in self.graphs.values() if g),
                 "engaged": self.calls["decode (replayed)"] + self.calls["decode (eager)"] > 0}
 
-    def _generate(self, input_ids=None, **kwargs):
-        why = _not_for_the_loop(self.model, input_ids, kwargs)
+    def _generate(self, *args, **kwargs):
+        input_ids = args[0] if len(args) == 1 else None
+        why = "positional arguments after the inputs" if len(args) > 1 else \
+            _not_for_the_loop(self.model, input_ids, kwargs)
         if why is not None:
             self.fallbacks[f"generate(): {why}"] += 1
-            return self.generate(**kwargs) if input_ids is None else \
-                self.generate(input_ids, **kwargs)
+            return self.generate(*args, **kwargs)
         self.calls["generate (loop)"] += 1
         with torch.no_grad():
-            return _greedy_loop(self.model, input_ids, kwargs)
+            return _greedy_loop(self.model, input_ids, kwargs, self.max_cache_len)
 
     def _call(self, input_ids=None, past_key_values=None, **kwargs):
         if input_ids is None or kwargs.get("inputs_embeds") is not None:
@@ -237,6 +239,8 @@ def _not_for_the_loop(model, input_ids, kwargs):
     if not isinstance(kwargs.get("max_new_tokens"), int):
         return "no max_new_tokens"
     config = model.generation_config
+    if kwargs.get("use_cache", config.use_cache) is False:
+        return "use_cache=False"
     if kwargs.get("do_sample", config.do_sample) or kwargs.get("num_beams", 1) != 1:
         return "not greedy"
     for field, neutral in NEUTRAL_CONFIG.items():
@@ -255,7 +259,7 @@ def _not_for_the_loop(model, input_ids, kwargs):
     return None
 
 
-def _greedy_loop(model, ids, kwargs):
+def _greedy_loop(model, ids, kwargs, limit):
     """generate()'s greedy steps (transformers 5's: its input preparation and model-keyword
     updates, the experts' decode implementation), its token ids [batch, prompt + new], with no
     synchronization unless eos tokens can end the sequences (then every CHECK_EVERY steps)."""
@@ -265,7 +269,7 @@ def _greedy_loop(model, ids, kwargs):
     eos = [] if eos is None else [eos] if isinstance(eos, int) else list(eos)
     pad = kwargs.get("pad_token_id", config.pad_token_id)
     pad = eos[0] if pad is None and eos else pad
-    least = kwargs.get("min_new_tokens") or 0
+    least = kwargs.get("min_new_tokens", config.min_new_tokens) or 0
     processors = LogitsProcessorList(kwargs.get("logits_processor") or [])
     eos_ids = torch.tensor(eos, dtype=torch.long, device=ids.device)
     unfinished = torch.ones(ids.shape[0], dtype=torch.bool, device=ids.device)
@@ -284,6 +288,10 @@ def _greedy_loop(model, ids, kwargs):
     ended = []  # per step: whether every sequence had ended by then (a device tensor)
     with model._optimize_model_for_decode():
         for step in range(kwargs["max_new_tokens"]):
+            # A step past the cache's end that generate() would not take (every sequence
+            # ended): told before the patch refuses it.
+            if eos and step and ids.shape[1] - 1 >= limit and bool(ended[-1]):
+                break
             if step:
                 out = model(**model.prepare_inputs_for_generation(
                     ids, next_sequence_length=1, **state), return_dict=True)

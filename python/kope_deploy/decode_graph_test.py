@@ -98,8 +98,8 @@ class DecodeGraphTest(unittest.TestCase):
     def test_the_gate_rejects_a_loop_that_picks_other_tokens(self):
         right = decode_graph._greedy_loop
 
-        def off_by_one(model, ids, kwargs):
-            out = right(model, ids, kwargs)
+        def off_by_one(model, ids, kwargs, limit):
+            out = right(model, ids, kwargs, limit)
             out[:, -1] = (out[:, -1] + 1) % model.config.vocab_size
             return out
         decode_graph._greedy_loop = off_by_one
@@ -141,6 +141,8 @@ class LoopTest(unittest.TestCase):
             "eos lists, pad from eos": dict(eos_token_id=[eos, 7]),
             "a caller's logits processor": dict(eos_token_id=None, pad_token_id=0,
                                                 logits_processor=[BanToken()]),
+            "min_new_tokens from the model's generation_config":
+                dict(eos_token_id=eos, pad_token_id=0, config_min_new_tokens=6),
         }
 
     def test_it_gives_generates_tokens(self):
@@ -149,6 +151,7 @@ class LoopTest(unittest.TestCase):
             ids = call.pop("ids", self.ids)
             if "logits_processor" in call:
                 call["logits_processor"] = LogitsProcessorList(call["logits_processor"])
+            self.model.generation_config.min_new_tokens = call.pop("config_min_new_tokens", None)
             args = dict(do_sample=False, max_new_tokens=40, attention_mask=torch.ones_like(ids),
                         **call)
             with torch.inference_mode():
@@ -190,6 +193,21 @@ class LoopTest(unittest.TestCase):
         self.assertEqual(len(seen[0]), 5)
         self.assertEqual(seen[1], seen[0])
 
+    def test_sequences_that_end_near_the_caches_end_stop_there(self):
+        # Every sequence ends at its fourth step, the cache's last position two steps later: the
+        # loop must not take the steps past it that generate() would not take.
+        args = dict(attention_mask=torch.ones_like(self.ids[:1]), do_sample=False,
+                    max_new_tokens=40, eos_token_id=self.eos, pad_token_id=0)
+        with torch.inference_mode():
+            expected = self.model.generate(self.ids[:1], **args)
+            patch = decode_graph.DecodeGraph(16 + 6)
+            patch.apply(self.model)
+            try:
+                got = self.model.generate(self.ids[:1], **args)
+            finally:
+                patch.release()
+        self.assertTrue(torch.equal(got, expected))
+
     def test_an_early_end_shortens_the_output_as_generate_does(self):
         with torch.inference_mode():
             expected = self.model.generate(self.ids[:1], do_sample=False, max_new_tokens=40,
@@ -206,16 +224,22 @@ class LoopTest(unittest.TestCase):
                 got = self.model.generate(self.ids, do_sample=True, max_new_tokens=4)
                 self.model.generate(self.ids, max_new_tokens=4, repetition_penalty=1.3)
                 self.model.generate(inputs=self.ids, max_new_tokens=2)
+                self.model.generate(self.ids, self.model.generation_config, max_new_tokens=2)
+                self.model.generate(self.ids, max_new_tokens=2, use_cache=False,
+                                    attention_mask=torch.ones_like(self.ids))
         finally:
             patch.release()
         with torch.inference_mode():
             torch.manual_seed(0)
             expected = self.model.generate(self.ids, do_sample=True, max_new_tokens=4)
         self.assertTrue(torch.equal(got, expected))
-        self.assertEqual(patch.engagement()["fallbacks"],
+        fallbacks = patch.engagement()["fallbacks"]
+        self.assertEqual({k: n for k, n in fallbacks.items() if k.startswith("generate()")},
                          {"generate(): not greedy": 1, "generate(): the argument "
                           "repetition_penalty": 1,
-                          "generate(): no input_ids of [batch, length]": 1})
+                          "generate(): no input_ids of [batch, length]": 1,
+                          "generate(): positional arguments after the inputs": 1,
+                          "generate(): use_cache=False": 1})
 
 
 def bf16_report(patched, noise_top1):

@@ -370,7 +370,7 @@ class Episode {
     CandidateEvaluator& evaluator = options_.evaluator != nullptr ? *options_.evaluator : *local_;
     const double t0 = Now();
     const std::string name = CandidateFileName(source, language_, id);
-    if (!confirm) PrepareNext(evaluator, id, eval);
+    PrepareNext(evaluator, id, eval);
     Result<memory::OutcomeNode> outcome = evaluator.Evaluate(task_, source, name, eval);
     eval_seconds_ += Now() - t0;
     report_.session_evaluations++;

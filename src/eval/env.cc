@@ -56,6 +56,7 @@ class SandboxedRunner final : public RunnerHandle {
   }
   const Protection& protection() const override { return runner_->protection(); }
   bool alive() const override { return runner_->alive(); }
+  int process_group() const override { return runner_->process_group(); }
   double cpu_seconds() const override;
 
  private:

@@ -46,7 +46,7 @@ Result<Outcome> Evaluator::Evaluate(const Task& task, std::string_view candidate
 }
 
 Status Evaluator::Prebuild(const Task& task, std::string_view candidate_source,
-                           std::string_view candidate_name) {
+                           std::string_view candidate_name, std::atomic<int>* runner_group) {
   KOPE_ASSIGN_OR_RETURN(KernelKinds kinds,
                         KernelKinds::Choose(task, backend_, candidate_name, /*compiled=*/false));
   const KernelKind& kind = kinds.candidate();
@@ -65,8 +65,15 @@ Status Evaluator::Prebuild(const Task& task, std::string_view candidate_source,
   if (ec) return Status::IoError("cannot create " + runner.sandbox.scratch_dir.string());
   KOPE_ASSIGN_OR_RETURN(std::unique_ptr<KernelProcess> process,
                         KernelProcess::Spawn("prebuild", runner, EnvOf(options_)));
-  // A load that fails is the evaluation's to report (it builds again, and tells why).
-  return process->Load(kernel.artifact, kind.LoadTimeout(options_.call_timeout_seconds));
+  // A load that fails (or is ended) is the evaluation's to report: it builds again, and tells why.
+  int idle = 0;
+  if (runner_group != nullptr &&
+      !runner_group->compare_exchange_strong(idle, process->process_group())) {
+    return Status::Ok();  // ended before its load began
+  }
+  Status loaded = process->Load(kernel.artifact, kind.LoadTimeout(options_.call_timeout_seconds));
+  if (runner_group != nullptr) runner_group->store(0);
+  return loaded;
 }
 
 Evaluation::Evaluation(Backend& backend, const EvalOptions& options, const Task& task,

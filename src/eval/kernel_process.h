@@ -123,6 +123,7 @@ class KernelProcess {
   // For a process kept between evaluations: the accounting above starts again from zero.
   void ResetAccounting();
   bool alive() const { return runner_->alive(); }
+  int process_group() const { return runner_->process_group(); }
   // CPU time the runner process has used so far (0 where /proc cannot tell).
   double cpu_seconds() const { return runner_->cpu_seconds(); }
   // For a reference kept between evaluations: its outputs were seen to depend on its inputs

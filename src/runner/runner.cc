@@ -320,6 +320,7 @@ Result<CallOutcome> Runner::Check(const CallSpec& call,
 
 const Protection& Runner::protection() const { return impl_->protection; }
 int Runner::pid() const { return impl_->pid_c; }
+int Runner::process_group() const { return impl_->pid_a; }
 bool Runner::alive() const { return !impl_->dead() && !impl_->ChildExited(); }
 
 Result<std::filesystem::path> FindRunnerExecutable() {

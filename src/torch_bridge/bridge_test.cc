@@ -24,6 +24,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "backend/cpu/testing/cpu_test_backend.h"
@@ -436,6 +437,36 @@ TEST_F(TorchBridgeCase, TheNextCandidatesExtensionIsBuiltWhileOneIsEvaluated) {
   KOPE_REQUIRE_BRIDGE();
   ASSERT_NE(backend(), nullptr);
   ExpectExtensionPrebuilt(*backend(), QuickOptions(), "scaled_relu_load_inline.py");
+}
+
+// An evaluator that ends while the next candidate's extension builds ends that build: it was for
+// a candidate that will not be evaluated now (a cancelled episode, Ctrl-C).
+TEST_F(TorchBridgeCase, ABuildAheadEndsWithItsEvaluator) {
+  if (std::getenv("KOPE_SLOW_TESTS") == nullptr) {
+    GTEST_SKIP() << "slow on the CPU (a C++ extension build): set KOPE_SLOW_TESTS=1 to run it";
+  }
+  KOPE_REQUIRE_BRIDGE();
+  ASSERT_NE(backend(), nullptr);
+  Result<Task> task = ImportedTask("scaled_relu", "");
+  ASSERT_TRUE(task.ok()) << task.status().ToString();
+  Result<TorchBridge> bridge = FindTorchBridge();
+  ASSERT_TRUE(bridge.ok()) << bridge.status().ToString();
+  const std::string source =
+      ReadFileText(TestData() / "candidates" / "scaled_relu_load_inline.py").value_or("") +
+      fmt::format("\n# {}\n", std::chrono::system_clock::now().time_since_epoch().count());
+  const fs::path folder = TorchExtensionCacheDir() / ContentHash({source, bridge->python.string()});
+  {
+    agent::LocalEvaluator local(*backend(), /*prebuild=*/true);
+    local.Prepare(*task, source, "scaled_relu_load_inline.py", QuickOptions());
+    std::this_thread::sleep_for(std::chrono::seconds(5));  // its runner started, building
+  }
+  bool built = false;
+  std::error_code ec;
+  for (const auto& entry : fs::recursive_directory_iterator(folder, ec)) {
+    built = built || entry.path().extension() == ".so";
+  }
+  EXPECT_FALSE(built) << "the build ran on after its evaluator ended";
+  fs::remove_all(folder, ec);
 }
 
 // A problem whose output ignores its inputs cannot tell a right candidate from a wrong one:

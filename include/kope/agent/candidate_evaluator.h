@@ -6,6 +6,7 @@
 #ifndef KOPE_AGENT_CANDIDATE_EVALUATOR_H_
 #define KOPE_AGENT_CANDIDATE_EVALUATOR_H_
 
+#include <atomic>
 #include <future>
 #include <map>
 #include <memory>
@@ -33,7 +34,8 @@ class CandidateEvaluator {
                                                const EvalOptions& options) = 0;
 
   // Says that `source` is evaluated next: an implementation may begin what its evaluation
-  // will need (its extension's build) while the current one runs. Nothing by default.
+  // will need (its extension's build) while the current one runs; `task` must outlive this
+  // evaluator. Nothing by default.
   virtual void Prepare(const Task& /*task*/, std::string_view /*source*/, std::string_view /*name*/,
                        const EvalOptions& /*options*/) {}
 };
@@ -44,8 +46,11 @@ class CandidateEvaluator {
 //
 // With `prebuild`, Prepare builds the next candidate's extension (Evaluator::Prebuild) in a
 // runner of its own while the current candidate is timed, and its evaluation waits for that
-// build first. By default only on a machine of at least kPrebuildCores cores: a compiler
-// beside the timed runners on fewer takes their cores, and their timing gets noisy.
+// build first. Not beside careful timing (a confirming policy), and by default only where this
+// process may use at least kPrebuildCores cores: a compiler beside the timed runners on fewer
+// takes their cores, and their timing gets noisy. A build still in flight when the evaluator
+// ends is ended with it. The build's runner loads the candidate as its evaluation would: on a
+// GPU that makes a CUDA context and the ModelNew's parameters beside the timed runners.
 class LocalEvaluator final : public CandidateEvaluator {
  public:
   static constexpr unsigned kPrebuildCores = 4;
@@ -71,7 +76,11 @@ class LocalEvaluator final : public CandidateEvaluator {
   const bool prebuild_;
   std::shared_ptr<RunnerPool> pool_;
   // The builds in flight, by their source's content hash.
-  std::map<std::string, std::future<Status>> prebuilds_;
+  struct Prebuild {
+    std::future<Status> done;
+    std::shared_ptr<std::atomic<int>> runner_group;  // its runner's, while it loads
+  };
+  std::map<std::string, Prebuild> prebuilds_;
   int prebuilds_begun_ = 0;
 };
 

@@ -55,6 +55,8 @@ class RunnerHandle {
 
   virtual const Protection& protection() const = 0;
   virtual bool alive() const = 0;
+  // The runner's process group (Runner::process_group); 0 where there is none.
+  virtual int process_group() const { return 0; }
   // CPU time the process has used so far (0 where that cannot be told).
   virtual double cpu_seconds() const = 0;
 };

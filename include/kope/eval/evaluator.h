@@ -25,6 +25,7 @@
 #ifndef KOPE_EVAL_EVALUATOR_H_
 #define KOPE_EVAL_EVALUATOR_H_
 
+#include <atomic>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -82,9 +83,12 @@ class Evaluator {
   // evaluation finds it built: an episode builds its next candidate's extension while the
   // current one is timed. Ok where its load keeps nothing or it does not compile (its
   // evaluation reports that). Callable from another thread while this evaluator evaluates
-  // another candidate; the same source must not be evaluated until it returns.
+  // another candidate; the same source must not be evaluated until it returns. With
+  // `runner_group` (0 at the start), the runner's process group is stored there while it loads
+  // (0 again after): killing that group ends the build, and Prebuild returns. A caller that
+  // sets it to -1 first ends it before its load begins.
   Status Prebuild(const Task& task, std::string_view candidate_source,
-                  std::string_view candidate_name);
+                  std::string_view candidate_name, std::atomic<int>* runner_group = nullptr);
 
  private:
   Backend& backend_;

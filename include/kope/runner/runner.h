@@ -170,6 +170,10 @@ class Runner {
 
   const Protection& protection() const;
   int pid() const;
+  // The spawned process (bubblewrap, or kope-runner itself), the leader of the process group
+  // that the destructor kills: killing that group from another thread ends the runner, and the
+  // call it is in returns.
+  int process_group() const;
   bool alive() const;
 
   class Impl;
