@@ -44,7 +44,7 @@ std::optional<std::string> HiddenTimeFinding(const std::vector<ClockPair>& pairs
   const ClockPair* decisive = nullptr;
   double beyond = 0;
   // A runner whose timed calls take s times the baseline's may spend s times its loop outside
-  // them: a slower CPU stretches both. s is the session's, the ratio its verdict is made of, so
+  // them: a slower CPU stretches both. s is the evaluation's, the ratio its verdict is made of, so
   // a claim of a speedup gets nothing from it.
   const double slower = std::clamp(timed_ratio, 1.0, kSlowerCpuLimit) - 1;
   for (const ClockPair& p : pairs) {

@@ -106,7 +106,7 @@ TEST(HiddenTimeFinding, AClaimIsBoundedByTheParentsClock) {
        Four(OnASlowerCpu(Pair(2000, 50e-6, 1.2, 50e-6, 30e-6), 1.35)), true, kDeviceClockBound,
        1.35 / 1.2},
       // A fake that also spins inside its timer in one cross-check pair: that pair reports
-      // slower than the baseline, but the session's timed calls claim 1.2x.
+      // slower than the baseline, but the evaluation's timed calls claim 1.2x.
       {"GPU: a 1.2x fake of 35 us calls, slow in one pair",
        {OnASlowerCpu(Pair(2900, 35e-6, 1.2, 35e-6, 14e-6), 1.45),
         Pair(2900, 35e-6, 1.2, 35e-6, 14e-6), Pair(2900, 35e-6, 1.2, 35e-6, 14e-6),
