@@ -169,18 +169,19 @@ TEST(TorchBridgeCases, ManifestIsWellFormed) {
   }
 }
 
+// Options for the tests that evaluate a few candidates quickly, without torch.compile.
+EvalOptions QuickOptions() {
+  EvalOptions options;
+  options.runner_exe = TestRunnerExecutable();
+  options.trials = 2;
+  options.timing.max_seconds = 0.1;
+  options.torch_compile_reference = false;
+  return options;
+}
+
 class TorchBridgeCase : public ::testing::TestWithParam<Case> {
  protected:
   static Backend* backend() { return SharedCpuTestBackend(); }
-  // Options for the tests that evaluate a few candidates quickly, without torch.compile.
-  static EvalOptions QuickOptions() {
-    EvalOptions options;
-    options.runner_exe = TestRunnerExecutable();
-    options.trials = 2;
-    options.timing.max_seconds = 0.1;
-    options.torch_compile_reference = false;
-    return options;
-  }
 };
 
 // Evaluates the case's candidate on `backend` and checks what the manifest expects.
@@ -297,21 +298,33 @@ void ExpectExtensionBuiltOnce(Backend& backend, const EvalOptions& options,
   }
 }
 
+// A candidate of testdata/candidates made new (a comment), so that no earlier run's build folder
+// serves it, and the build folder kope gives its source (empty where there is no bridge).
+struct FreshCandidate {
+  std::string source;
+  fs::path folder;
+};
+FreshCandidate Fresh(const std::string& candidate) {
+  FreshCandidate c;
+  c.source = ReadFileText(TestData() / "candidates" / candidate).value_or("") +
+             fmt::format("\n# {}\n", std::chrono::system_clock::now().time_since_epoch().count());
+  Result<TorchBridge> bridge = FindTorchBridge();
+  if (bridge.ok()) {
+    c.folder = TorchExtensionCacheDir() / ContentHash({c.source, bridge->python.string()});
+  }
+  return c;
+}
+
 // An episode's next candidate that builds an extension gets it built while the current one is
 // evaluated (agent::LocalEvaluator::Prepare): its own evaluation waits for that build and finds
 // the objects built, so its load phase is the import alone, a small part of the build's time.
-// The source is made new (a comment) so that no earlier run's build folder serves it.
 void ExpectExtensionPrebuilt(Backend& backend, const EvalOptions& options,
                              const std::string& candidate) {
   Result<Task> task = ImportedTask("scaled_relu", "");
   ASSERT_TRUE(task.ok()) << task.status().ToString();
-  Result<TorchBridge> bridge = FindTorchBridge();
-  ASSERT_TRUE(bridge.ok()) << bridge.status().ToString();
+  const auto [source, folder] = Fresh(candidate);
+  ASSERT_FALSE(folder.empty()) << "no bridge";
   const fs::path dir = TestData() / "candidates";
-  const std::string source =
-      ReadFileText(dir / candidate).value_or("") +
-      fmt::format("\n# {}\n", std::chrono::system_clock::now().time_since_epoch().count());
-  const fs::path folder = TorchExtensionCacheDir() / ContentHash({source, bridge->python.string()});
   agent::LocalEvaluator local(backend, /*prebuild=*/true);
   const auto prepared = std::chrono::steady_clock::now();
   local.Prepare(*task, source, candidate, options);
@@ -365,12 +378,7 @@ TEST_F(TorchBridgeCudaCase, AnExtensionIsBuiltOncePerSourceOnTheGpu) {
   if (!CudaDevicePresent()) GTEST_SKIP() << "no CUDA GPU here";
   KOPE_REQUIRE_BRIDGE();
   ASSERT_NE(backend(), nullptr) << "a GPU, but no CUDA backend";
-  EvalOptions options;
-  options.runner_exe = TestRunnerExecutable();
-  options.trials = 2;
-  options.timing.max_seconds = 0.1;
-  options.torch_compile_reference = false;
-  ExpectExtensionBuiltOnce(*backend(), options, "scaled_relu_load_inline_cuda.py",
+  ExpectExtensionBuiltOnce(*backend(), QuickOptions(), "scaled_relu_load_inline_cuda.py",
                            "kope_test_scaled_relu_cuda");
 }
 
@@ -378,12 +386,7 @@ TEST_F(TorchBridgeCudaCase, TheNextCandidatesExtensionIsBuiltWhileOneIsEvaluated
   if (!CudaDevicePresent()) GTEST_SKIP() << "no CUDA GPU here";
   KOPE_REQUIRE_BRIDGE();
   ASSERT_NE(backend(), nullptr) << "a GPU, but no CUDA backend";
-  EvalOptions options;
-  options.runner_exe = TestRunnerExecutable();
-  options.trials = 2;
-  options.timing.max_seconds = 0.1;
-  options.torch_compile_reference = false;
-  ExpectExtensionPrebuilt(*backend(), options, "scaled_relu_load_inline_cuda.py");
+  ExpectExtensionPrebuilt(*backend(), QuickOptions(), "scaled_relu_load_inline_cuda.py");
 }
 #endif  // KOPE_TEST_CUDA
 
@@ -449,16 +452,23 @@ TEST_F(TorchBridgeCase, ABuildAheadEndsWithItsEvaluator) {
   ASSERT_NE(backend(), nullptr);
   Result<Task> task = ImportedTask("scaled_relu", "");
   ASSERT_TRUE(task.ok()) << task.status().ToString();
-  Result<TorchBridge> bridge = FindTorchBridge();
-  ASSERT_TRUE(bridge.ok()) << bridge.status().ToString();
-  const std::string source =
-      ReadFileText(TestData() / "candidates" / "scaled_relu_load_inline.py").value_or("") +
-      fmt::format("\n# {}\n", std::chrono::system_clock::now().time_since_epoch().count());
-  const fs::path folder = TorchExtensionCacheDir() / ContentHash({source, bridge->python.string()});
+  const auto [source, folder] = Fresh("scaled_relu_load_inline.py");
+  ASSERT_FALSE(folder.empty()) << "no bridge";
   {
     agent::LocalEvaluator local(*backend(), /*prebuild=*/true);
     local.Prepare(*task, source, "scaled_relu_load_inline.py", QuickOptions());
-    std::this_thread::sleep_for(std::chrono::seconds(5));  // its runner started, building
+    // Until its runner is building: the build's ninja file written (at most a minute).
+    const auto building = [&folder] {
+      std::error_code ec;
+      for (const auto& entry : fs::recursive_directory_iterator(folder, ec)) {
+        if (entry.path().filename() == "build.ninja") return true;
+      }
+      return false;
+    };
+    for (int k = 0; k < 600 && !building(); ++k) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    ASSERT_TRUE(building()) << "the build ahead never began";
   }
   bool built = false;
   std::error_code ec;
