@@ -20,7 +20,7 @@ namespace {
 struct EvalArgs {
   std::string task;
   std::vector<std::string> candidates;
-  std::string candidate;  // the one evaluated now
+  std::string candidate;  // the only one, for the warm service (WarmRequestFrom)
   bool json = false;
   bool confirm = false;
   bool no_bubblewrap = false;
@@ -178,7 +178,6 @@ int RunEval(EvalArgs args) {
     }
     std::cout << std::flush;
     if (store) {
-      args.candidate = args.candidates[i];
       Status recorded = RecordOutcome(*store, location, args, *task, (*backend)->language(),
                                       (*sources)[i], *outcome);
       if (!recorded.ok()) {

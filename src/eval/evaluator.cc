@@ -58,13 +58,13 @@ Status Evaluator::Prebuild(const Task& task, std::string_view candidate_source,
   KOPE_ASSIGN_OR_RETURN(CompiledKernel kernel,
                         kind.BuildCandidate(candidate_source, candidate_name, scratch.path()));
   if (kernel.artifact.empty()) return Status::Ok();  // it does not compile: its evaluation says so
-  RunnerOptions runner = *own;
-  runner.sandbox.scratch_dir = scratch.path() / "runner";
-  std::error_code ec;
-  std::filesystem::create_directories(runner.sandbox.scratch_dir, ec);
-  if (ec) return Status::IoError("cannot create " + runner.sandbox.scratch_dir.string());
+  // A pool of its own gives the runner its folder (before the process: it ends after it).
+  RunnerPoolOptions pool_options;
+  pool_options.scratch_root = options_.scratch_root;
+  RunnerPool pool(pool_options);
+  bool from_spare = false;
   KOPE_ASSIGN_OR_RETURN(std::unique_ptr<KernelProcess> process,
-                        KernelProcess::Spawn("prebuild", runner, EnvOf(options_)));
+                        pool.impl().Start("prebuild", *own, EnvOf(options_), &from_spare, 0));
   // A load that fails (or is ended) is the evaluation's to report: it builds again, and tells why.
   int idle = 0;
   if (runner_group != nullptr &&
