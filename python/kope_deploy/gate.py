@@ -46,20 +46,20 @@ def prompt_batches(workload, vocab, seed=0):
 
 
 @torch.no_grad()
-def trace(model, ids, steps, forced=None):
+def trace(model, ids, steps, forced=None, cache=None, step=None):
     """(tokens [batch, steps], logits [batch, steps, vocab]) of `steps` next tokens through the
-    model's own cache (the prompt's prefill, then one decode step per token, as generate() runs
-    it): each step's token is the model's greedy choice, or with `forced` (teacher forcing) the
-    token given there."""
+    model's own cache, or `cache` (the prompt's prefill, then one decode step per token, as
+    generate() runs it, by `step` where given, else the model): each step's token is the model's
+    greedy choice, or with `forced` (teacher forcing) the token given there."""
     device = next(model.parameters()).device
-    out = model(ids.to(device), use_cache=True)
+    out = model(ids.to(device), past_key_values=cache, use_cache=True)
     tokens, logits = [], []
     for k in range(steps):
         logits.append(out.logits[:, -1].float().cpu())
         tokens.append(logits[-1].argmax(-1) if forced is None else forced[:, k])
         if k + 1 < steps:
-            out = model(tokens[-1][:, None].to(device), past_key_values=out.past_key_values,
-                        use_cache=True)
+            out = (step or model)(tokens[-1][:, None].to(device),
+                                  past_key_values=out.past_key_values, use_cache=True)
     return torch.stack(tokens, 1), torch.stack(logits, 1)
 
 
@@ -129,21 +129,13 @@ def _generated(generate, model, ids, steps):
     return out[:, ids.shape[1]:].cpu()
 
 
-@torch.no_grad()
 def _compiled_trace(model, step, ids, steps, forced):
     """The teacher-forced logits of trace(), with the decode steps run by `step` (the model's
     forward compiled by torch.compile) over a static cache: transformers' own fast path."""
     from transformers import StaticCache
-    device = next(model.parameters()).device
     cache = StaticCache(config=model.config.get_text_config(decoder=True),
                         max_cache_len=ids.shape[1] + steps)
-    out = model(ids.to(device), past_key_values=cache, use_cache=True)
-    logits = []
-    for k in range(steps):
-        logits.append(out.logits[:, -1].float().cpu())
-        if k + 1 < steps:
-            out = step(forced[:, k][:, None].to(device), past_key_values=cache, use_cache=True)
-    return torch.stack(logits, 1)
+    return trace(model, ids, steps, forced, cache=cache, step=step)[1]
 
 
 def _noise(model, batches, refs):
