@@ -7,14 +7,14 @@ process, per request entry, interleaved (the order rotating each round): eager g
 unpatched model), the same with the decode_graph patch (kope_deploy/decode_graph.py) without
 its generate() loop (kope-graph: the captured step, generate()'s own loop around it) and whole
 (kope-loop: its loop, without generate()'s synchronization after every step), the whole patch
-with its step compiled before capture (kope-fused), and
+with its step compiled before capture and its projections merged (kope-fused), and
 transformers' own fast path (a static cache with generate() compiling the decode step, mode
 "reduce-overhead"). Each side is warmed up first (the compiled side twice: compilation, then its
 graphs). Figures per side: prefill ms and decode ms per step (medians over rounds, each round one
-generate() call), decode tokens/s; the patched step's GPU time (its graph replayed alone, back to
-back) as the GPU-busy fraction of a step; the weights' bandwidth floor (parameter bytes over
-4.25 TB/s) and each step's share of it. Then the accuracy gate of the patch (the workload's
-rules). The last lines are a table.
+generate() call), decode tokens/s; the patched prefill's and step's GPU time (their graphs
+replayed alone, back to back) as the GPU-busy fraction of theirs; the weights' bandwidth floor
+(parameter bytes over 4.25 TB/s) and each step's share of it. Then the accuracy gate of both
+variants (the workload's rules). The last lines are a table.
 """
 import argparse
 import json
@@ -47,19 +47,24 @@ def run_side(model, workload, request, side, patches):
 
 
 @torch.inference_mode()
-def replay_ms(patch, batch, prompt, steps=50):
-    """The captured decode step's GPU time: its graph replayed `steps` times back to back, the
-    cache's length set back to the prompt's first (each replay appends a token)."""
-    graphs = [g for key, g in patch.graphs.items() if g and key[1][1][0] == batch]
+def replay_ms(patch, phase, batch, prompt, steps=50):
+    """A captured graph's GPU time: the batch size's `phase` ("prefill" or "decode") graph
+    replayed `steps` times back to back, the cache's length set to where the phase starts first
+    (each replay appends to it; a prefill's, set back before every replay by one kernel)."""
+    graphs = [g for key, g in patch.graphs.items()
+              if g and key[1] == phase and key[2][1][0] == batch]
     if not graphs:
         return None
     graph = graphs[0][0]
-    for layer in patch.caches[batch].layers:
-        layer.cumulative_length.fill_(prompt)
+    lengths = [layer.cumulative_length for layer in patch.caches[batch].layers]
+    for length in lengths:
+        length.fill_(prompt if phase == "decode" else 0)
     start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     graph.replay()
     start.record()
     for _ in range(steps):
+        if phase == "prefill":
+            torch._foreach_zero_(lengths)
         graph.replay()
     stop.record()
     torch.cuda.synchronize()
@@ -100,11 +105,11 @@ def main(argv):
             order = sides[r % len(sides):] + sides[:r % len(sides)]
             for side in order:
                 samples[side].append(run_side(model, workload, request, side, patches))
-        replay = replay_ms(patch, request["batch"], request["prompt"])  # kept when removed
-        fused = replay_ms(patches["kope-fused"], request["batch"], request["prompt"])
-        row = {"batch": request["batch"], "prompt": request["prompt"],
-               "decode": request["decode"], "floor_ms": floor_ms, "replay_ms": replay,
-               "fused_replay_ms": fused,
+        b, n = request["batch"], request["prompt"]
+        row = {"batch": b, "prompt": n, "decode": request["decode"], "floor_ms": floor_ms,
+               "replay_ms": replay_ms(patch, "decode", b, n),  # graphs are kept when removed
+               "fused_replay_ms": replay_ms(patches["kope-fused"], "decode", b, n),
+               "prefill_replay_ms": replay_ms(patch, "prefill", b, n),
                "engagement": {k: p.engagement() for k, p in patches.items()}}
         for p in patches.values():
             p.release()
@@ -125,13 +130,15 @@ def main(argv):
         with open(args.json, "w") as f:
             json.dump({"rows": rows, "gate": gate_report, "fused_gate": fused_gate,
                        "params_bytes": params}, f, indent=1)
-    print(f"\n{'bs':>3} {'side':<12} {'prefill ms':>10} {'ms/step':>8} {'tok/s':>8} "
-          f"{'vs eager':>8} {'vs hf':>6} {'floor %':>7}")
+    print(f"\n{'bs':>3} {'side':<12} {'prefill ms':>10} {'vs eager':>8} {'ms/step':>8} "
+          f"{'tok/s':>8} {'vs eager':>8} {'vs hf':>6} {'floor %':>7}")
     for row in rows:
         hf = row["hf-compiled"]["step_ms"] if "hf-compiled" in row else float("nan")
         for side in sides:
             s = row[side]
-            print(f"{row['batch']:>3} {side:<12} {s['prefill_ms']:>10.2f} {s['step_ms']:>8.3f} "
+            prefill = row["eager"]["prefill_ms"] / s["prefill_ms"]
+            print(f"{row['batch']:>3} {side:<12} {s['prefill_ms']:>10.2f} {prefill:>8.2f} "
+                  f"{s['step_ms']:>8.3f} "
                   f"{s['tokens_per_s']:>8.1f} {row['eager']['step_ms'] / s['step_ms']:>8.2f} "
                   f"{hf / s['step_ms']:>6.2f} "
                   f"{100 * floor_ms / s['step_ms']:>7.1f}")
@@ -142,9 +149,14 @@ def main(argv):
                   f"{busy} step; Amdahl ceiling of removing the host time from eager: "
                   f"{row['eager']['step_ms'] / row['replay_ms']:.1f}x")
         if row["fused_replay_ms"]:
-            print(f"{row['batch']:>3} fused graph replay alone {row['fused_replay_ms']:.3f} ms/step: "
-                  f"GPU-busy {100 * row['fused_replay_ms'] / row['kope-fused']['step_ms']:.0f}% "
-                  f"of kope-fused's step")
+            fused = row["fused_replay_ms"]
+            print(f"{row['batch']:>3} fused graph replay alone {fused:.3f} ms/step: GPU-busy "
+                  f"{100 * fused / row['kope-fused']['step_ms']:.0f}% of kope-fused's step")
+        if row["prefill_replay_ms"]:
+            alone = row["prefill_replay_ms"]
+            print(f"{row['batch']:>3} prefill graph replay alone {alone:.3f} ms: GPU-busy "
+                  f"{100 * alone / row['kope-loop']['prefill_ms']:.0f}% of kope-loop's prefill; "
+                  f"Amdahl ceiling against eager's: {row['eager']['prefill_ms'] / alone:.1f}x")
     print(f"gate: passed {gate_report['passed']} {gate_report['reasons']}; fused: passed "
           f"{fused_gate['passed']} {fused_gate['reasons']}")
     return 0

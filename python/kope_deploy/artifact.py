@@ -1,10 +1,11 @@
 """The patch artifact: a Python package `kope_patch_<model>` that installs validated kernels on a
 user's own model with nothing but torch. It holds each kernel's file with its SHA-256 (a ModelNew
 `.py`, or a native kernel's compiled shared object, its source beside it), the
-patches' dispatch keys (patches.json; a runtime patch, kope_patch_decode_graph.py, by its
-options), the validation report with its provenance (report.json),
-kope's patch runtime as it is (kope_patch_runtime.py), and `apply(model)` / `remove(model)`.
-A kernel file that changed since it was validated is refused when applied."""
+patches' dispatch keys (patches.json; a runtime patch, decode_graph.py with merge_linear.py, by
+its options), the validation report with its provenance (report.json), kope's patch runtime
+(patch_runtime.py), and `apply(model)` / `remove(model)`. kope's files are carried as they are,
+under their own names. A kernel file that changed since it was validated is refused when
+applied."""
 import hashlib
 import json
 import os
@@ -12,6 +13,7 @@ import re
 import shutil
 
 FORMAT = "kope-patch-1"
+RUNTIME_FILES = ("decode_graph.py", "merge_linear.py", "patch_runtime.py")  # kope's, as they are
 
 LOADER = '''"""kope patches for {model}: `apply(model)` installs the validated kernels on the model (every
 module they were validated for, at the shapes they were validated at; other calls run the
@@ -20,8 +22,8 @@ import hashlib
 import json
 import os
 
-from . import kope_patch_decode_graph as decode_graph
-from . import kope_patch_runtime as runtime
+from . import decode_graph
+from . import patch_runtime as runtime
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _active = {{}}
@@ -34,9 +36,11 @@ def patches():
     out = []
     for p in spec["patches"]:
         path = os.path.join(_HERE, p["file"])
-        with open(path, "rb") as f:
-            if hashlib.sha256(f.read()).hexdigest() != p["sha256"]:
-                raise ValueError(f"{{path}}: changed since it was validated")
+        for file in [p] + p.get("requires", []):
+            with open(os.path.join(_HERE, file["file"]), "rb") as f:
+                if hashlib.sha256(f.read()).hexdigest() != file["sha256"]:
+                    raise ValueError(f"{{os.path.join(_HERE, file['file'])}}: changed since it "
+                                     "was validated")
         if p["kind"] == "runtime":  # how the model runs: the decode step from a CUDA graph
             out.append(decode_graph.DecodeGraph(**p["options"]))
             continue
@@ -75,18 +79,22 @@ def remove(model):
 '''
 
 
+def _sha256(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
 def package_name(model_name):
     return "kope_patch_" + (re.sub(r"[^a-z0-9]+", "_", model_name.lower()).strip("_") or "model")
 
 
 def _write_kernel(folder, p):
     """Writes one patch's kernel file(s) under folder/kernels; its patches.json entry."""
-    if p.kind == "runtime":  # its code is the package's kope_patch_decode_graph.py
-        with open(os.path.join(folder, "kope_patch_decode_graph.py"), "rb") as f:
-            digest = hashlib.sha256(f.read()).hexdigest()
-        return {"name": p.name, "kind": "runtime",
-                "options": {"max_cache_len": p.max_cache_len, "loop": p.loop, "fuse": p.fuse},
-                "file": "kope_patch_decode_graph.py", "sha256": digest}
+    if p.kind == "runtime":  # its code is the package's decode_graph.py and what it imports
+        files = [{"file": name, "sha256": _sha256(os.path.join(folder, name))}
+                 for name in ("decode_graph.py", "merge_linear.py")]
+        return dict(files[0], name=p.name, kind="runtime", requires=files[1:],
+                    options={"max_cache_len": p.max_cache_len, "loop": p.loop, "fuse": p.fuse})
     source = p.source.encode()
     entry = {"name": p.name, "kind": p.kind, "module_type": p.module_type, "pattern": p.pattern,
              "parameters": p.parameters, "keys": p.signatures,
@@ -116,8 +124,8 @@ def write(out, model_name, patches, report, provenance):
     shutil.rmtree(partial, ignore_errors=True)
     os.makedirs(os.path.join(partial, "kernels"))
     here = os.path.dirname(__file__)
-    shutil.copy(os.path.join(here, "decode_graph.py"),
-                os.path.join(partial, "kope_patch_decode_graph.py"))
+    for name in RUNTIME_FILES:
+        shutil.copy(os.path.join(here, name), os.path.join(partial, name))
     entries = []
     for p in patches:
         entries.append(_write_kernel(partial, p))
@@ -126,8 +134,6 @@ def write(out, model_name, patches, report, provenance):
     with open(os.path.join(partial, "report.json"), "w") as f:
         json.dump({"format": FORMAT, "provenance": provenance, "validation": report}, f,
                   indent=1)
-    shutil.copy(os.path.join(os.path.dirname(__file__), "patch_runtime.py"),
-                os.path.join(partial, "kope_patch_runtime.py"))
     with open(os.path.join(partial, "__init__.py"), "w") as f:
         f.write(LOADER.format(model=model_name))
     shutil.rmtree(folder, ignore_errors=True)

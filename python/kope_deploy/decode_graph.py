@@ -4,13 +4,14 @@ Where a profile says decode is host-bound (the GPU idle most of each step while 
 hundreds of small kernels), the step's kernels can be launched as one captured graph. This patch
 changes how a transformers causal LM runs, not what it computes:
 
-- a prefill (a forward with no cache, or an empty one, over more than one token) runs as it
-  would, but into a static cache of the patch's own (one per batch size, reset for every new
-  sequence, kept across sequences so that its tensors stay where the graphs read them);
-- a decode step (one token per sequence, over one of those caches) is captured once per batch
-  size and argument shapes, on its second call (the first runs eagerly and warms the libraries
-  up), and replayed after that: its inputs are copied into the graph's own, the graph replayed,
-  and the logits returned as a copy;
+- a prefill (a forward with no cache, or an empty one, over more than one token) runs into a
+  static cache of the patch's own (one per batch size, reset for every new sequence, kept across
+  sequences so that its tensors stay where the graphs read them);
+- a prefill, and a decode step (one token per sequence, over one of those caches), is captured
+  once per batch size and argument shapes, on its second call (the first runs eagerly and warms
+  the libraries up), and replayed after that: its inputs are copied into the graph's own, the
+  graph replayed, and the logits returned as a copy (prefills of the first MAX_PREFILL_SHAPES
+  shapes only: past those, prompts run eagerly);
 - every other call runs the model's own forward (counted as a fallback).
 
 With `loop` (the default), greedy `generate()` calls run a loop of the patch's own: the same
@@ -31,8 +32,10 @@ import inspect
 
 import torch
 
+from . import merge_linear
 
 CHECK_EVERY = 16  # decode steps between the loop's checks whether every sequence has ended
+MAX_PREFILL_SHAPES = 8  # prefill shapes captured; longer-tailed prompt lengths run eagerly
 
 # generate() arguments the loop runs as generate() would; any other one runs generate() itself.
 LOOP_ARGUMENTS = {"attention_mask", "max_new_tokens", "min_new_tokens", "do_sample", "num_beams",
@@ -57,7 +60,8 @@ class DecodeGraph:
     """`max_cache_len`: the longest sequence (prompt and generated tokens) a cache holds;
     `loop`: greedy generate() calls run the patch's loop (above); `fuse`: the decode step is
     compiled by torch.compile (its small operations fused into fewer kernels, its matrix products
-    left to the libraries) before it is captured, on its first call."""
+    left to the libraries) before it is captured, on its first call (the prefill is not: a
+    compilation per prompt shape would cost more than it saves)."""
 
     kind = "runtime"
     name = "decode_graph"
@@ -66,7 +70,7 @@ class DecodeGraph:
         self.max_cache_len = int(max_cache_len)
         self.loop = bool(loop)
         self.fuse = bool(fuse)
-        self.calls = collections.Counter()      # "prefill", "decode (replayed)", ...
+        self.calls = collections.Counter()      # "prefill (eager)", "decode (replayed)", ...
         self.fallbacks = collections.Counter()  # why -> calls the model's own forward ran
         self.model, self.installed = None, False
         self.release()
@@ -83,6 +87,9 @@ class DecodeGraph:
             self.capture = self.device.type == "cuda"
             self.pool = torch.cuda.graph_pool_handle() if self.capture else None
             self.step = compiled_forward(model.forward) if self.fuse else None
+            self.merged = merge_linear.Merged(model) if self.fuse else None
+        if self.merged is not None:
+            self.merged.install()
         self.original = model.__dict__.get("forward")
         self.forward = model.forward
 
@@ -110,19 +117,22 @@ class DecodeGraph:
                 delattr(self.model, name)
             else:
                 setattr(self.model, name, original)
+        if self.merged is not None:
+            self.merged.remove()
         self.installed = False
 
     def release(self):
         """Frees the caches and graphs."""
         self.remove()
         self.model, self.caches, self.lengths, self.graphs, self.pool = None, {}, {}, {}, None
-        self.step = None
+        self.step, self.merged = None, None
         self.seen = collections.Counter()
         self.state = None
 
     def engagement(self):
         return {"task": self.name, "modules": ["forward"], "calls": dict(self.calls),
-                "fallbacks": dict(self.fallbacks), "step_shapes": len(self.seen),
+                "fallbacks": dict(self.fallbacks),
+                "step_shapes": sum(1 for key in self.seen if key[1] == "decode"),
                 "graphs": sum(1 for g in self.graphs.values() if g),
                 "engaged": self.calls["decode (replayed)"] + self.calls["decode (eager)"] > 0}
 
@@ -149,11 +159,10 @@ class DecodeGraph:
             self.fallbacks["more than one token over a cache"] += 1
         elif length > 1 and kwargs.get("use_cache", True) is not False and \
                 _empty(past_key_values) and length < self.max_cache_len:
-            self.calls["prefill"] += 1
             self.state = _patched_forwards(self.model)
             cache = self._cache(batch)
             self.lengths[batch] = length
-            return self.forward(input_ids=input_ids, past_key_values=cache, **kwargs)
+            return self._run("prefill", input_ids, cache, kwargs)
         else:
             self.fallbacks["not a prefill into, or a step over, a static cache"] += 1
         return self.forward(input_ids=input_ids, past_key_values=past_key_values, **kwargs)
@@ -176,27 +185,39 @@ class DecodeGraph:
             raise ValueError(f"decode_graph: a sequence outgrew max_cache_len "
                              f"{self.max_cache_len}")
         self.lengths[batch] += 1
+        return self._run("decode", input_ids, cache, kwargs)
+
+    def _run(self, phase, input_ids, cache, kwargs):
+        """A prefill or decode step over `cache`: captured on the second call of its shapes (the
+        first warms the libraries up), replayed after that, eager where it cannot be keyed or
+        captured."""
         key = _key(input_ids, kwargs)
         if key is None:
-            self.fallbacks["a step argument that cannot be keyed"] += 1
+            self.fallbacks[f"a {phase} argument that cannot be keyed"] += 1
             return self.forward(input_ids=input_ids, past_key_values=cache, **kwargs)
-        key = (self.state,) + key
+        key = (self.state, phase) + key
         self.seen[key] += 1
-        if self.capture and self.seen[key] == 2:  # the first call warmed the libraries up
-            self.graphs[key] = self._record(input_ids, cache, kwargs)
+        step = self.step if phase == "decode" and self.step else self.forward
+        if self.capture and self.seen[key] == 2 and self._room(phase):
+            self.graphs[key] = self._record(step, input_ids, cache, kwargs)
         if not self.graphs.get(key):
-            self.calls["decode (eager)"] += 1
-            return (self.step or self.forward)(input_ids=input_ids, past_key_values=cache,
-                                               **kwargs)
+            self.calls[f"{phase} (eager)"] += 1
+            return step(input_ids=input_ids, past_key_values=cache, **kwargs)
         graph, static, logits, output = self.graphs[key]
         static["input_ids"].copy_(input_ids)
         for k, v in kwargs.items():
             _copy_into(static[k], v)
         graph.replay()
-        self.calls["decode (replayed)"] += 1
+        self.calls[f"{phase} (replayed)"] += 1
         return output(logits.clone())
 
-    def _record(self, input_ids, cache, kwargs):
+    def _room(self, phase):
+        """Whether another graph of `phase` may be captured: prompts come in many lengths, so
+        prefills are captured for the first MAX_PREFILL_SHAPES shapes only."""
+        return phase != "prefill" or \
+            sum(1 for key, g in self.graphs.items() if g and key[1] == phase) < MAX_PREFILL_SHAPES
+
+    def _record(self, step, input_ids, cache, kwargs):
         """The step captured: (graph, its input tensors, its logits, a function making the
         output of logits); None where the step cannot be captured (it runs eagerly then)."""
         static = {k: _clone(v) for k, v in kwargs.items()}
@@ -204,7 +225,7 @@ class DecodeGraph:
         graph = torch.cuda.CUDAGraph()
         try:
             with torch.cuda.graph(graph, pool=self.pool):
-                out = (self.step or self.forward)(past_key_values=cache, **static)
+                out = step(past_key_values=cache, **static)
         except RuntimeError as e:
             self.fallbacks[f"not capturable: {str(e).splitlines()[0][:120]}"] += 1
             return None

@@ -39,7 +39,8 @@ class DecodeGraphTest(unittest.TestCase):
         self.assertTrue(torch.equal(second, expected))
         self.assertIs(patch.caches[2], cache)  # kept and reset, not made again
         e = patch.engagement()
-        self.assertEqual(e["calls"], {"generate (loop)": 2, "prefill": 2, "decode (eager)": 10})
+        self.assertEqual(e["calls"], {"generate (loop)": 2, "prefill (eager)": 2,
+                                      "decode (eager)": 10})
         self.assertTrue(e["engaged"])
         self.assertEqual(e["step_shapes"], 1)
         patch.remove()
@@ -81,10 +82,11 @@ class DecodeGraphTest(unittest.TestCase):
         patch.release()
         for g in got:
             self.assertTrue(torch.equal(g, expected))
-        # One step eager (the warm-up), the other nine replayed, from one graph.
-        self.assertEqual(e["calls"], {"generate (loop)": 2, "prefill": 2, "decode (eager)": 1,
+        # One prefill and one step eager (the warm-ups), the rest replayed, from two graphs.
+        self.assertEqual(e["calls"], {"generate (loop)": 2, "prefill (eager)": 1,
+                                      "prefill (replayed)": 1, "decode (eager)": 1,
                                       "decode (replayed)": 9})
-        self.assertEqual(e["graphs"], 1)
+        self.assertEqual(e["graphs"], 2)
         self.assertEqual(e["fallbacks"], {})
 
     def test_the_gate_passes_it_in_fp32(self):
@@ -246,7 +248,7 @@ def bf16_report(patched, noise_top1):
     noise = {"one_at_a_time": {"top1_agreement": noise_top1, "kl": 1e-5, "max_logit_diff": 0.04},
              "attention_eager": {"top1_agreement": 0.95, "kl": 9e-5, "max_logit_diff": 0.09}}
     return {"dtype": "bf16", "engagement": [], "greedy_agreement": 0.5, "noise": noise,
-            "patched": patched}
+            "patched": patched, "logit_resolution": gate._resolution(5.0, "bf16")}
 
 
 class GateRuleTest(unittest.TestCase):
@@ -259,6 +261,15 @@ class GateRuleTest(unittest.TestCase):
         reasons = gate._reasons(bf16_report(beyond, 0.93), self.ACCURACY)
         self.assertEqual(len(reasons), 2)
         self.assertIn("kl 0.0025 beyond the unpatched model's own noise", reasons[0])
+
+    def test_a_logit_difference_one_rounding_past_the_noise_is_within_it(self):
+        self.assertEqual(gate._resolution(5.0, "bf16"), 2 ** -5)  # bf16 steps of 1/32 in [4, 8)
+        one_step = {"top1_agreement": 0.9, "kl": 4e-5, "max_logit_diff": 0.09 + 2 ** -5}
+        self.assertEqual(gate._reasons(bf16_report(one_step, 0.93), self.ACCURACY), [])
+        two_steps = dict(one_step, max_logit_diff=0.09 + 2 ** -4)
+        reasons = gate._reasons(bf16_report(two_steps, 0.93), self.ACCURACY)
+        self.assertEqual(len(reasons), 1)
+        self.assertIn("plus one step of the logits, 0.03125", reasons[0])
 
     def test_where_the_model_meets_it_the_threshold_decides(self):
         close = {"top1_agreement": 0.98, "kl": 1e-6, "max_logit_diff": 0.01}
