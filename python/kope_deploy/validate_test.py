@@ -5,8 +5,10 @@ right; and the decode-graph runtime decision. The first candidate is rejected in
 second accepted; the runtime patch is accepted too, goes first when they are combined, and is
 packaged with the kernel: the artifact applied in a fresh Python generates the unpatched model's
 tokens. Run by ctest: python3 -m unittest kope_deploy.validate_test."""
+import importlib.util
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -142,6 +144,20 @@ class ValidateTest(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(r.stdout.split(), ["same", "decode_graph:engaged", "rmsnorm:engaged",
                                             "restored"])
+
+    def test_a_runtime_file_changed_since_validation_is_refused(self):
+        folder = os.path.join(self.tmp.name, "changed", os.path.basename(self.result["artifact"]))
+        shutil.copytree(self.result["artifact"], folder)
+        with open(os.path.join(folder, "merge_linear.py"), "a") as f:
+            f.write("\n# changed\n")
+        spec = importlib.util.spec_from_file_location(
+            "kope_patch_changed_runtime", os.path.join(folder, "__init__.py"),
+            submodule_search_locations=[folder])
+        package = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = package
+        spec.loader.exec_module(package)
+        with self.assertRaisesRegex(ValueError, "merge_linear.py: changed since it was validated"):
+            package.patches()
 
 
 def figure(speedup, loss):
