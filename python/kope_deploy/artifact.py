@@ -4,8 +4,8 @@ user's own model with nothing but torch. It holds each kernel's file with its SH
 patches' dispatch keys (patches.json; a runtime patch, decode_graph.py with merge_linear.py, by
 its options), the validation report with its provenance (report.json), kope's patch runtime
 (patch_runtime.py), and `apply(model)` / `remove(model)`. kope's files are carried as they are,
-under their own names. A kernel file that changed since it was validated is refused when
-applied."""
+under their own names, each hashed. A file that changed since it was validated is refused when
+applied, before any of kope's files runs."""
 import hashlib
 import json
 import os
@@ -19,28 +19,33 @@ LOADER = '''"""kope patches for {model}: `apply(model)` installs the validated k
 module they were validated for, at the shapes they were validated at; other calls run the
 module's own forward); `remove(model)` restores it. Needs torch only. Validation: report.json."""
 import hashlib
+import importlib
 import json
 import os
-
-from . import decode_graph
-from . import patch_runtime as runtime
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _active = {{}}
 
 
+def _check(entry):
+    path = os.path.join(_HERE, entry["file"])
+    with open(path, "rb") as f:
+        if hashlib.sha256(f.read()).hexdigest() != entry["sha256"]:
+            raise ValueError(f"{{path}}: changed since it was validated")
+
+
 def patches():
-    """The package's patches, each kernel file checked against its recorded hash."""
+    """The package's patches, each file checked against its recorded hash before it runs."""
     with open(os.path.join(_HERE, "patches.json")) as f:
         spec = json.load(f)
+    for entry in spec["runtime"]:
+        _check(entry)
+    decode_graph = importlib.import_module(".decode_graph", __name__)
+    runtime = importlib.import_module(".patch_runtime", __name__)
     out = []
     for p in spec["patches"]:
         path = os.path.join(_HERE, p["file"])
-        for file in [p] + p.get("requires", []):
-            with open(os.path.join(_HERE, file["file"]), "rb") as f:
-                if hashlib.sha256(f.read()).hexdigest() != file["sha256"]:
-                    raise ValueError(f"{{os.path.join(_HERE, file['file'])}}: changed since it "
-                                     "was validated")
+        _check(p)
         if p["kind"] == "runtime":  # how the model runs: the decode step from a CUDA graph
             out.append(decode_graph.DecodeGraph(**p["options"]))
             continue
@@ -66,7 +71,7 @@ def apply(model):
                 p.apply(model)
                 installed.append(p)
         except Exception:
-            for p in installed:
+            for p in reversed(installed):
                 p.remove()
             raise
         _active[id(model)] = installed
@@ -74,7 +79,7 @@ def apply(model):
 
 
 def remove(model):
-    for p in _active.pop(id(model), []):
+    for p in reversed(_active.pop(id(model), [])):  # the last installed first
         p.remove()
 '''
 
@@ -90,11 +95,10 @@ def package_name(model_name):
 
 def _write_kernel(folder, p):
     """Writes one patch's kernel file(s) under folder/kernels; its patches.json entry."""
-    if p.kind == "runtime":  # its code is the package's decode_graph.py and what it imports
-        files = [{"file": name, "sha256": _sha256(os.path.join(folder, name))}
-                 for name in ("decode_graph.py", "merge_linear.py")]
-        return dict(files[0], name=p.name, kind="runtime", requires=files[1:],
-                    options={"max_cache_len": p.max_cache_len, "loop": p.loop, "fuse": p.fuse})
+    if p.kind == "runtime":  # its code is the package's decode_graph.py (hashed with kope's)
+        return {"name": p.name, "kind": "runtime", "file": "decode_graph.py",
+                "sha256": _sha256(os.path.join(folder, "decode_graph.py")),
+                "options": {"max_cache_len": p.max_cache_len, "loop": p.loop, "fuse": p.fuse}}
     source = p.source.encode()
     entry = {"name": p.name, "kind": p.kind, "module_type": p.module_type, "pattern": p.pattern,
              "parameters": p.parameters, "keys": p.signatures,
@@ -130,7 +134,9 @@ def write(out, model_name, patches, report, provenance):
     for p in patches:
         entries.append(_write_kernel(partial, p))
     with open(os.path.join(partial, "patches.json"), "w") as f:
-        json.dump({"format": FORMAT, "model": model_name, "patches": entries}, f, indent=1)
+        json.dump({"format": FORMAT, "model": model_name, "patches": entries,
+                   "runtime": [{"file": name, "sha256": _sha256(os.path.join(partial, name))}
+                               for name in RUNTIME_FILES]}, f, indent=1)
     with open(os.path.join(partial, "report.json"), "w") as f:
         json.dump({"format": FORMAT, "provenance": provenance, "validation": report}, f,
                   indent=1)

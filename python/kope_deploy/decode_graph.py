@@ -10,8 +10,9 @@ changes how a transformers causal LM runs, not what it computes:
 - a prefill, and a decode step (one token per sequence, over one of those caches), is captured
   once per batch size and argument shapes, on its second call (the first runs eagerly and warms
   the libraries up), and replayed after that: its inputs are copied into the graph's own, the
-  graph replayed, and the logits returned as a copy (prefills of the first MAX_PREFILL_SHAPES
-  shapes only: past those, prompts run eagerly);
+  graph replayed, and the logits returned as a copy (a prefill only where the caller keeps the
+  last position's logits alone, as generate() does, for the first MAX_PREFILL_SHAPES shapes;
+  nothing over a cache whose layers keep their length in Python, as sliding windows do);
 - every other call runs the model's own forward (counted as a fallback).
 
 With `loop` (the default), greedy `generate()` calls run a loop of the patch's own: the same
@@ -198,7 +199,7 @@ class DecodeGraph:
         key = (self.state, phase) + key
         self.seen[key] += 1
         step = self.step if phase == "decode" and self.step else self.forward
-        if self.capture and self.seen[key] == 2 and self._room(phase):
+        if self.capture and self.seen[key] == 2 and self._capturable(phase, cache, kwargs):
             self.graphs[key] = self._record(step, input_ids, cache, kwargs)
         if not self.graphs.get(key):
             self.calls[f"{phase} (eager)"] += 1
@@ -211,11 +212,24 @@ class DecodeGraph:
         self.calls[f"{phase} (replayed)"] += 1
         return output(logits.clone())
 
-    def _room(self, phase):
-        """Whether another graph of `phase` may be captured: prompts come in many lengths, so
-        prefills are captured for the first MAX_PREFILL_SHAPES shapes only."""
-        return phase != "prefill" or \
-            sum(1 for key, g in self.graphs.items() if g and key[1] == phase) < MAX_PREFILL_SHAPES
+    def _capturable(self, phase, cache, kwargs):
+        """Whether this call may be captured (else it runs eagerly, counted as a fallback):
+        - not over a cache that keeps its length in Python (a sliding window's layers do: a
+          replayed graph runs no Python, so that length would stand still);
+        - a prefill only where the caller keeps the last position's logits (generate() does:
+          a graph holds its outputs for as long as it lives), and for the first
+          MAX_PREFILL_SHAPES shapes only (prompts come in many lengths)."""
+        why = None
+        if any(hasattr(layer, "cumulative_length_int") for layer in cache.layers):
+            why = "a cache that keeps its length in Python (a sliding window)"
+        elif phase == "prefill" and kwargs.get("logits_to_keep") != 1:
+            why = "a prefill that returns the logits of every position"
+        elif phase == "prefill" and MAX_PREFILL_SHAPES <= sum(
+                1 for key, g in self.graphs.items() if g and key[1] == phase):
+            why = f"a prefill shape past the first {MAX_PREFILL_SHAPES}"
+        if why is not None:
+            self.fallbacks[f"not captured: {why}"] += 1
+        return why is None
 
     def _record(self, step, input_ids, cache, kwargs):
         """The step captured: (graph, its input tensors, its logits, a function making the

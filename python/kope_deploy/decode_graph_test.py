@@ -66,6 +66,22 @@ class DecodeGraphTest(unittest.TestCase):
         patch.release()
         self.assertNotIn("forward", self.model.__dict__)
 
+    def test_what_is_never_captured(self):
+        from transformers import MistralConfig, StaticCache
+        sliding = MistralConfig(hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                                num_attention_heads=4, num_key_value_heads=2, vocab_size=256,
+                                sliding_window=8)
+        patch = decode_graph.DecodeGraph(32)
+        plain = StaticCache(config=self.model.config, max_cache_len=32)
+        self.assertTrue(patch._capturable("decode", plain, {}))
+        self.assertTrue(patch._capturable("prefill", plain, {"logits_to_keep": 1}))
+        self.assertFalse(patch._capturable("prefill", plain, {}))  # every position's logits
+        self.assertFalse(patch._capturable("decode", StaticCache(config=sliding,
+                                                                 max_cache_len=32), {}))
+        self.assertEqual(patch.fallbacks, {
+            "not captured: a prefill that returns the logits of every position": 1,
+            "not captured: a cache that keeps its length in Python (a sliding window)": 1})
+
     @unittest.skipUnless(torch.cuda.is_available(), "CUDA graphs need a CUDA device")
     def test_on_cuda_the_replayed_steps_compute_what_the_eager_ones_do(self):
         model = self.model.cuda()

@@ -11,11 +11,12 @@ that every patch meets the shapes it was validated on.
   beside the patched ones so that a reader sees what a difference of that size means.
 - A patch that runs generate() through a loop of its own (decode_graph) must pick the tokens
   generate()'s own loop picks over the same patched forward. Where a sequence parts from
-  generate()'s, the two had the same tokens so far, and the loop's token must have been tied
-  with generate()'s there: its logit, in generate()'s own run, no further below the top than the
-  noise's largest logit difference (bf16 kernels are not bitwise repeatable from run to run, so
-  two runs of the same forward part at near ties; a loop that decides otherwise parts where
-  nothing is tied).
+  generate()'s, the two had the same tokens so far, and there the loop's token must be the top
+  of the scores it chose from, those scores generate()'s within the noise's largest logit
+  difference, and the token tied with generate()'s choice: its logit, in generate()'s own run,
+  no further below the top than that (bf16 kernels are not bitwise repeatable from run to run,
+  so two runs of the same forward part at near ties; a loop that decides otherwise picks other
+  than its own top, or parts where nothing is tied).
 - Rules: every patch called (engaged); fp32: greedy tokens identical; bf16/fp16: teacher-forced
   top-1 agreement >= accuracy.min_token_match, or, where the unpatched model misses that
   threshold against itself under the perturbations (a nearly flat next-token distribution, as
@@ -112,11 +113,13 @@ def run(model, patches, workload, unpatched=None):
             rows.append(compare(logits, trace(model, ids, steps, forced=tokens)[1]))
             for p in loops:  # its loop against generate()'s own, over the same forward
                 _generated(model.generate, model, ids, steps)  # both compared runs replay
-                partings += _partings(_generated(model.generate, model, ids, steps),
+                scores = _Scores()
+                mine = _generated(model.generate, model, ids, steps, scores)
+                partings += _partings(mine, scores.stacked(),
                                       *_generated_with_logits(p.generate, model, ids, steps))
         engagement = [p.engagement() for p in patches]
     finally:
-        for p in patches:
+        for p in reversed(patches):  # the last applied first: each restores what it found
             p.remove()
     report = {"dtype": workload["run"]["dtype"], "prompts": sum(b[1].shape[0] for b in batches),
               "greedy_agreement": agree / total if total else 1.0, "patched": _mean(rows),
@@ -127,19 +130,43 @@ def run(model, patches, workload, unpatched=None):
         tie = max(n["max_logit_diff"] for n in noise.values()) + report["logit_resolution"]
         report["loop_partings"] = partings
         report["loop_tie"] = tie
-        report["loop_tokens_differing"] = sum(1 for p in partings if p["gap"] > tie)
+        report["loop_tokens_differing"] = sum(
+            1 for p in partings if not (p["gap"] <= tie and p["own_choice"] and
+                                        p["scores_diff"] <= tie))
     report["reasons"] = _reasons(report, workload["accuracy"])
     report["passed"] = not report["reasons"]
     return report
 
 
 @torch.no_grad()
-def _generated(generate, model, ids, steps):
-    """The `steps` greedy tokens `generate` (the model's generate(), or a patch's loop) gives."""
+def _generated(generate, model, ids, steps, scores=None):
+    """The `steps` greedy tokens `generate` (the model's generate(), or a patch's loop) gives;
+    `scores`, a logits processor, sees what it chose from at each step."""
     ids = ids.to(next(model.parameters()).device)
+    extra = {} if scores is None else {"logits_processor": _processors(scores)}
     out = generate(ids, attention_mask=torch.ones_like(ids), do_sample=False,
-                   max_new_tokens=steps, min_new_tokens=steps, pad_token_id=0, eos_token_id=None)
+                   max_new_tokens=steps, min_new_tokens=steps, pad_token_id=0, eos_token_id=None,
+                   **extra)
     return out[:, ids.shape[1]:].cpu()
+
+
+def _processors(*processors):
+    from transformers import LogitsProcessorList
+    return LogitsProcessorList(processors)
+
+
+class _Scores:
+    """A logits processor that keeps the scores of every step, unchanged."""
+
+    def __init__(self):
+        self.steps = []
+
+    def __call__(self, input_ids, scores):
+        self.steps.append(scores.float().cpu())
+        return scores
+
+    def stacked(self):
+        return torch.stack(self.steps, 1)
 
 
 @torch.no_grad()
@@ -152,18 +179,22 @@ def _generated_with_logits(generate, model, ids, steps):
     return out.sequences[:, ids.shape[1]:].cpu(), torch.stack(out.logits, 1).float().cpu()
 
 
-def _partings(mine, theirs, logits):
-    """Where each sequence of `mine` first differs from `theirs` (generate()'s, with its
-    `logits`): [{"row", "step", "gap"}], the gap being how far below generate()'s choice the
-    logit of the token picked instead was."""
+def _partings(mine, my_scores, theirs, logits):
+    """Where each sequence of `mine` (the loop's, with the scores it chose from) first differs
+    from `theirs` (generate()'s, with its `logits`): [{"row", "step", "gap", "own_choice",
+    "scores_diff"}]. The gap is how far below generate()'s choice the logit of the token picked
+    instead was; own_choice whether that token was the top of the loop's own scores; scores_diff
+    the largest difference between the two runs' logits there (the same tokens so far)."""
     out = []
     for row in range(mine.shape[0]):
         differ = (mine[row] != theirs[row]).nonzero()
         if differ.numel():
             k = int(differ[0])
-            step = logits[row, k]
+            step, own = logits[row, k], my_scores[row, k]
             out.append({"row": row, "step": k,
-                        "gap": (step[theirs[row, k]] - step[mine[row, k]]).item()})
+                        "gap": (step[theirs[row, k]] - step[mine[row, k]]).item(),
+                        "own_choice": bool(own[mine[row, k]] >= own.max()),
+                        "scores_diff": (own - step).abs().max().item()})
     return out
 
 

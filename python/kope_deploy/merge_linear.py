@@ -4,7 +4,8 @@ projections, its MLP's gate and up projections.
 In a decode step each projection is a matrix-vector product over a few megabytes of weights, too
 small to keep the GPU's memory busy: a third of its time goes to starting and draining kernels.
 One product over the concatenated weights reads the same bytes in one kernel. The outputs are the
-same numbers up to the order a library sums them in (the gate measures what that changes).
+same numbers up to the order a library sums them in (the gate measures what that changes). The
+modules' weights become views of the merged ones: no second copy is kept.
 
 `Merged(model)` finds every group of sibling nn.Linear modules that take the same input (same
 in_features, dtype and device; all with a bias or none) and run no forward of their own already;
@@ -20,28 +21,55 @@ GROUPS = (("q_proj", "k_proj", "v_proj"), ("gate_proj", "up_proj"))
 
 
 class _Group:
-    """One group's merged weights and the outputs of its last input, until every member has
-    taken its slice."""
+    """One group's merged weights, and the outputs of its last input until every member has
+    taken its slice. The members' weights and biases become views of the merged ones, so that
+    the model holds one copy and an update in place reaches both."""
 
     def __init__(self, linears):
-        self.weight = torch.cat([m.weight.detach() for m in linears])
-        biases = [m.bias for m in linears]
-        self.bias = None if biases[0] is None else torch.cat([b.detach() for b in biases])
-        self.sizes = [m.out_features for m in linears]
         self.linears = linears
+        self.sizes = [m.out_features for m in linears]
+        self.merge()
+
+    def merge(self):
+        with torch.no_grad():
+            self.weight = torch.cat([m.weight.detach() for m in self.linears])
+            has_bias = self.linears[0].bias is not None
+            self.bias = torch.cat([m.bias.detach() for m in self.linears]) if has_bias else None
+            for m, (start, end) in zip(self.linears, self._spans()):
+                m.weight.data = self.weight[start:end]
+                if has_bias:
+                    m.bias.data = self.bias[start:end]
+        self.reset()
+
+    def current(self):
+        """Whether every member still reads its view of the merged weights (a .to(), .half()
+        or an assigning load gives a module tensors of its own)."""
+        return all(m.weight.dtype == self.weight.dtype and
+                   m.weight.data_ptr() == self.weight[start:end].data_ptr() and
+                   (m.bias is None or m.bias.data_ptr() == self.bias[start:end].data_ptr())
+                   for m, (start, end) in zip(self.linears, self._spans()))
+
+    def reset(self):
         self.input, self.outputs, self.pending = None, None, set()
 
+    def _spans(self):
+        ends = [sum(self.sizes[:i + 1]) for i in range(len(self.sizes))]
+        return list(zip([0] + ends[:-1], ends))
+
     def forward(self, index, x):
+        m = self.linears[index]
+        if torch.is_grad_enabled() and m.weight.requires_grad:
+            return F.linear(x, m.weight, m.bias)  # the merged weights carry no gradient
         if self.input is not x or index not in self.pending:
             if self.pending:  # a member called on another input, or twice: its own product
-                return F.linear(x, self.linears[index].weight, self.linears[index].bias)
+                return F.linear(x, m.weight, m.bias)
             self.input = x
             self.outputs = F.linear(x, self.weight, self.bias).split(self.sizes, dim=-1)
             self.pending = set(range(len(self.sizes)))
         self.pending.discard(index)
         out = self.outputs[index]
         if not self.pending:
-            self.input, self.outputs = None, None
+            self.reset()
         return out
 
 
@@ -59,22 +87,35 @@ class Merged:
     place and take them away, so that what was compiled or captured over them stays valid."""
 
     def __init__(self, model):
-        self.groups, self.forwards = [], []
+        self.groups, self.forwards = [], {}
         for module in model.modules():
             for names in GROUPS:
                 linears = [getattr(module, n, None) for n in names]
                 if all(m is not None for m in linears) and _mergeable(linears):
                     group = _Group(linears)
                     self.groups.append(group)
-                    self.forwards += [(m, _member(group, i)) for i, m in enumerate(linears)]
+                    self.forwards.update((m, _member(group, i)) for i, m in enumerate(linears))
 
     def install(self):
-        for m, forward in self.forwards:
-            m.forward = forward
+        """Gives each group's members the merged forward: a group whose modules were given a
+        forward of their own meanwhile (another patch) keeps it whole; one whose modules were
+        given tensors of their own is merged again."""
+        for group in self.groups:
+            if any("forward" in m.__dict__ for m in group.linears):
+                continue
+            if not group.current():
+                group.merge()
+            group.reset()
+            for m in group.linears:
+                m.forward = self.forwards[m]
 
     def remove(self):
-        for m, _ in self.forwards:
-            m.__dict__.pop("forward", None)
+        """Takes the merged forwards away, and only those."""
+        for group in self.groups:
+            group.reset()
+            for m in group.linears:
+                if m.__dict__.get("forward") is self.forwards[m]:
+                    del m.forward
 
 
 def _member(group, index):

@@ -51,17 +51,50 @@ class MergeLinearTest(unittest.TestCase):
         x = torch.randn(3, group.weight.shape[1])
         try:
             merge_linear.F.linear = counting
-            q, k, v = (m(x) for m in group.linears)
-            again = group.linears[1](x)   # after the whole group: a new round, merged
-            q2 = group.linears[0](x + 1)  # another input while that round waits: its own
+            with torch.no_grad():
+                q, k, v = (m(x) for m in group.linears)
+                again = group.linears[1](x)   # after the whole group: a new round, merged
+                q2 = group.linears[0](x + 1)  # another input while that round waits: its own
+            q3 = group.linears[0](x)  # with gradients: its own (the merged weights have none)
         finally:
             merge_linear.F.linear = real
             merged.remove()
-        self.assertEqual(calls, [sum(group.sizes), sum(group.sizes), group.sizes[0]])
+        self.assertEqual(calls, [sum(group.sizes), sum(group.sizes)] + [group.sizes[0]] * 2)
+        self.assertIsNotNone(q3.grad_fn)
         for out, m, inp in ((q, group.linears[0], x), (k, group.linears[1], x),
                             (v, group.linears[2], x), (again, group.linears[1], x),
                             (q2, group.linears[0], x + 1)):
             torch.testing.assert_close(out, real(inp, m.weight, m.bias))
+
+    def test_one_copy_of_the_weights_kept_current(self):
+        model = tiny("tiny-llama")
+        merged = merge_linear.Merged(model)
+        group = merged.groups[0]
+        q = group.linears[0]
+        self.assertEqual(q.weight.data_ptr(), group.weight.data_ptr())  # a view, not a copy
+        with torch.no_grad():
+            q.weight.mul_(2)  # an update in place reaches the merged weights
+        self.assertTrue(torch.equal(group.weight[:q.out_features], q.weight))
+        model.double()  # tensors of its own: merged again when next installed
+        merged.install()
+        self.assertEqual(group.weight.dtype, torch.float64)
+        self.assertEqual(q.weight.data_ptr(), group.weight.data_ptr())
+        merged.remove()
+
+    def test_remove_leaves_another_patchs_forward(self):
+        model = tiny("tiny-llama")
+        merged = merge_linear.Merged(model)
+        merged.install()
+        q = merged.groups[0].linears[0]
+
+        def theirs(x):
+            return x
+        q.forward = theirs  # another patch, installed after the merge
+        merged.remove()
+        self.assertIs(q.__dict__.get("forward"), theirs)
+        merged.install()  # the group keeps that forward whole: none of it merged
+        self.assertFalse(any("forward" in m.__dict__ for m in merged.groups[0].linears[1:]))
+        merged.remove()
 
 
 if __name__ == "__main__":
