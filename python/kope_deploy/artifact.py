@@ -44,11 +44,11 @@ def patches():
     runtime = importlib.import_module(".patch_runtime", __name__)
     out = []
     for p in spec["patches"]:
-        path = os.path.join(_HERE, p["file"])
-        _check(p)
-        if p["kind"] == "runtime":  # how the model runs: the decode step from a CUDA graph
+        if p["kind"] == "runtime":  # how the model runs: decode_graph.py, checked above
             out.append(decode_graph.DecodeGraph(**p["options"]))
             continue
+        path = os.path.join(_HERE, p["file"])
+        _check(p)
         keys = {{tuple((tuple(shape), runtime.DTYPES[dtype]) for shape, dtype in key): label
                 for label, key in p["keys"]}}
         if p.get("kind", "modelnew") == "native":
@@ -95,9 +95,8 @@ def package_name(model_name):
 
 def _write_kernel(folder, p):
     """Writes one patch's kernel file(s) under folder/kernels; its patches.json entry."""
-    if p.kind == "runtime":  # its code is the package's decode_graph.py (hashed with kope's)
+    if p.kind == "runtime":  # its code is the package's decode_graph.py, hashed with kope's files
         return {"name": p.name, "kind": "runtime", "file": "decode_graph.py",
-                "sha256": _sha256(os.path.join(folder, "decode_graph.py")),
                 "options": {"max_cache_len": p.max_cache_len, "loop": p.loop, "fuse": p.fuse}}
     source = p.source.encode()
     entry = {"name": p.name, "kind": p.kind, "module_type": p.module_type, "pattern": p.pattern,

@@ -139,20 +139,22 @@ def run(model, patches, workload, unpatched=None):
 
 
 @torch.no_grad()
-def _generated(generate, model, ids, steps, scores=None):
-    """The `steps` greedy tokens `generate` (the model's generate(), or a patch's loop) gives;
-    `scores`, a logits processor, sees what it chose from at each step."""
+def _generate(generate, model, ids, steps, **options):
+    """(prompt length, output) of `generate` (the model's generate(), or a patch's loop) asked
+    for `steps` greedy tokens with `options`."""
     ids = ids.to(next(model.parameters()).device)
-    extra = {} if scores is None else {"logits_processor": _processors(scores)}
-    out = generate(ids, attention_mask=torch.ones_like(ids), do_sample=False,
-                   max_new_tokens=steps, min_new_tokens=steps, pad_token_id=0, eos_token_id=None,
-                   **extra)
-    return out[:, ids.shape[1]:].cpu()
+    return ids.shape[1], generate(ids, attention_mask=torch.ones_like(ids), do_sample=False,
+                                  max_new_tokens=steps, min_new_tokens=steps, pad_token_id=0,
+                                  eos_token_id=None, **options)
 
 
-def _processors(*processors):
+def _generated(generate, model, ids, steps, scores=None):
+    """The `steps` greedy tokens `generate` gives; `scores`, a logits processor, sees what it
+    chose from at each step."""
     from transformers import LogitsProcessorList
-    return LogitsProcessorList(processors)
+    options = {} if scores is None else {"logits_processor": LogitsProcessorList([scores])}
+    prompt, out = _generate(generate, model, ids, steps, **options)
+    return out[:, prompt:].cpu()
 
 
 class _Scores:
@@ -169,14 +171,11 @@ class _Scores:
         return torch.stack(self.steps, 1)
 
 
-@torch.no_grad()
 def _generated_with_logits(generate, model, ids, steps):
     """The `steps` greedy tokens generate() gives, and its logits at every step."""
-    ids = ids.to(next(model.parameters()).device)
-    out = generate(ids, attention_mask=torch.ones_like(ids), do_sample=False,
-                   max_new_tokens=steps, min_new_tokens=steps, pad_token_id=0, eos_token_id=None,
-                   output_logits=True, return_dict_in_generate=True)
-    return out.sequences[:, ids.shape[1]:].cpu(), torch.stack(out.logits, 1).float().cpu()
+    prompt, out = _generate(generate, model, ids, steps, output_logits=True,
+                            return_dict_in_generate=True)
+    return out.sequences[:, prompt:].cpu(), torch.stack(out.logits, 1).float().cpu()
 
 
 def _partings(mine, my_scores, theirs, logits):

@@ -14,6 +14,8 @@ The first projection of a group called on an input computes all of them and hand
 their slice when they are called on the same input; a call on any other input (one called alone)
 runs its own product. Needs torch only: kope's patch artifacts carry this file as it is.
 """
+import itertools
+
 import torch
 import torch.nn.functional as F
 
@@ -28,6 +30,8 @@ class _Group:
     def __init__(self, linears):
         self.linears = linears
         self.sizes = [m.out_features for m in linears]
+        ends = list(itertools.accumulate(self.sizes))
+        self.spans = list(zip([0] + ends[:-1], ends))  # each member's rows of the merged weights
         self.merge()
 
     def merge(self):
@@ -35,7 +39,7 @@ class _Group:
             self.weight = torch.cat([m.weight.detach() for m in self.linears])
             has_bias = self.linears[0].bias is not None
             self.bias = torch.cat([m.bias.detach() for m in self.linears]) if has_bias else None
-            for m, (start, end) in zip(self.linears, self._spans()):
+            for m, (start, end) in zip(self.linears, self.spans):
                 m.weight.data = self.weight[start:end]
                 if has_bias:
                     m.bias.data = self.bias[start:end]
@@ -47,14 +51,10 @@ class _Group:
         return all(m.weight.dtype == self.weight.dtype and
                    m.weight.data_ptr() == self.weight[start:end].data_ptr() and
                    (m.bias is None or m.bias.data_ptr() == self.bias[start:end].data_ptr())
-                   for m, (start, end) in zip(self.linears, self._spans()))
+                   for m, (start, end) in zip(self.linears, self.spans))
 
     def reset(self):
         self.input, self.outputs, self.pending = None, None, set()
-
-    def _spans(self):
-        ends = [sum(self.sizes[:i + 1]) for i in range(len(self.sizes))]
-        return list(zip([0] + ends[:-1], ends))
 
     def forward(self, index, x):
         m = self.linears[index]

@@ -161,12 +161,7 @@ class PatchGateTest(unittest.TestCase):
         self.assertEqual(done.stdout.split(), ["no-kope", "engaged", "equal", "restored"])
         with open(os.path.join(folder, "kernels", "rmsnorm.py"), "a") as f:
             f.write("\n# changed\n")
-        spec = importlib.util.spec_from_file_location(
-            "kope_patch_changed", os.path.join(folder, "__init__.py"),
-            submodule_search_locations=[folder])
-        package = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = package
-        spec.loader.exec_module(package)
+        package = load_package(folder, "kope_patch_changed")
         with self.assertRaisesRegex(ValueError, "changed since it was validated"):
             package.apply(self.model)
         self.assert_restored()
@@ -176,6 +171,16 @@ class PatchGateTest(unittest.TestCase):
             self.candidate("x = 1\n")
         with self.assertRaisesRegex(patching.PatchError, "not a task extracted"):
             patching.Patch(self.tmp.name, __file__)
+
+
+def load_package(folder, name):
+    """The artifact package in `folder`, imported as `name`."""
+    spec = importlib.util.spec_from_file_location(
+        name, os.path.join(folder, "__init__.py"), submodule_search_locations=[folder])
+    package = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = package
+    spec.loader.exec_module(package)
+    return package
 
 
 if __name__ == "__main__":

@@ -5,7 +5,6 @@ right; and the decode-graph runtime decision. The first candidate is rejected in
 second accepted; the runtime patch is accepted too, goes first when they are combined, and is
 packaged with the kernel: the artifact applied in a fresh Python generates the unpatched model's
 tokens. Run by ctest: python3 -m unittest kope_deploy.validate_test."""
-import importlib.util
 import json
 import os
 import shutil
@@ -17,7 +16,7 @@ import unittest
 import torch
 
 from . import extract, models, patching, validate
-from .patch_test import RIGHT, SETS
+from .patch_test import RIGHT, SETS, load_package
 from .profile_test import EXAMPLES, normalized
 
 # Right wherever a row's RMS is near 1, as the unit task's normal inputs are; it leaves rows of
@@ -150,12 +149,7 @@ class ValidateTest(unittest.TestCase):
         shutil.copytree(self.result["artifact"], folder)
         with open(os.path.join(folder, "merge_linear.py"), "a") as f:
             f.write("\n# changed\n")
-        spec = importlib.util.spec_from_file_location(
-            "kope_patch_changed_runtime", os.path.join(folder, "__init__.py"),
-            submodule_search_locations=[folder])
-        package = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = package
-        spec.loader.exec_module(package)
+        package = load_package(folder, "kope_patch_changed_runtime")
         with self.assertRaisesRegex(ValueError, "merge_linear.py: changed since it was validated"):
             package.patches()
 
