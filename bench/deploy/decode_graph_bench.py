@@ -7,7 +7,7 @@ process, per request entry, interleaved (the order rotating each round): eager g
 unpatched model), the same with the decode_graph patch (kope_deploy/decode_graph.py) without
 its generate() loop (kope-graph: the captured step, generate()'s own loop around it) and whole
 (kope-loop: its loop, without generate()'s synchronization after every step), the whole patch
-with its step compiled before capture and its projections merged (kope-fused), and
+with its prefill and step compiled before capture and its projections merged (kope-fused), and
 transformers' own fast path (a static cache with generate() compiling the decode step, mode
 "reduce-overhead"). Each side is warmed up first (the compiled side twice: compilation, then its
 graphs). Figures per side: prefill ms and decode ms per step (medians over rounds, each round one
@@ -110,6 +110,7 @@ def main(argv):
                "replay_ms": replay_ms(patch, "decode", b, n),  # graphs are kept when removed
                "fused_replay_ms": replay_ms(patches["kope-fused"], "decode", b, n),
                "prefill_replay_ms": replay_ms(patch, "prefill", b, n),
+               "fused_prefill_replay_ms": replay_ms(patches["kope-fused"], "prefill", b, n),
                "engagement": {k: p.engagement() for k, p in patches.items()}}
         for p in patches.values():
             p.release()
@@ -157,6 +158,10 @@ def main(argv):
             print(f"{row['batch']:>3} prefill graph replay alone {alone:.3f} ms: GPU-busy "
                   f"{100 * alone / row['kope-loop']['prefill_ms']:.0f}% of kope-loop's prefill; "
                   f"Amdahl ceiling against eager's: {row['eager']['prefill_ms'] / alone:.1f}x")
+        if row["fused_prefill_replay_ms"]:
+            alone = row["fused_prefill_replay_ms"]
+            print(f"{row['batch']:>3} fused prefill graph replay alone {alone:.3f} ms: GPU-busy "
+                  f"{100 * alone / row['kope-fused']['prefill_ms']:.0f}% of kope-fused's prefill")
     print(f"gate: passed {gate_report['passed']} {gate_report['reasons']}; fused: passed "
           f"{fused_gate['passed']} {fused_gate['reasons']}")
     return 0

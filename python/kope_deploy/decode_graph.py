@@ -59,10 +59,11 @@ NEUTRAL_CONFIG = {"num_beams": 1, "repetition_penalty": 1.0, "no_repeat_ngram_si
 
 class DecodeGraph:
     """`max_cache_len`: the longest sequence (prompt and generated tokens) a cache holds;
-    `loop`: greedy generate() calls run the patch's loop (above); `fuse`: the decode step is
-    compiled by torch.compile (its small operations fused into fewer kernels, its matrix products
-    left to the libraries) before it is captured, on its first call (the prefill is not: a
-    compilation per prompt shape would cost more than it saves)."""
+    `loop`: greedy generate() calls run the patch's loop (above); `fuse`: the decode step, and
+    the prefill of each shape that is captured, are compiled by torch.compile (their small
+    operations fused into fewer kernels, their matrix products left to the libraries) before
+    they are captured, on their first call, and each layer's projections that read the same
+    input run as one product (merge_linear)."""
 
     kind = "runtime"
     name = "decode_graph"
@@ -128,6 +129,7 @@ class DecodeGraph:
         self.model, self.caches, self.lengths, self.graphs, self.pool = None, {}, {}, {}, None
         self.step, self.merged = None, None
         self.seen = collections.Counter()
+        self.compiled = set()  # the prefill keys the compiled forward runs
         self.state = None
 
     def engagement(self):
@@ -160,7 +162,7 @@ class DecodeGraph:
             self.fallbacks["more than one token over a cache"] += 1
         elif length > 1 and kwargs.get("use_cache", True) is not False and \
                 _empty(past_key_values) and length < self.max_cache_len:
-            self.state = _patched_forwards(self.model)
+            self.state = _state(self.model)
             cache = self._cache(batch)
             self.lengths[batch] = length
             return self._run("prefill", input_ids, cache, kwargs)
@@ -198,7 +200,7 @@ class DecodeGraph:
             return self.forward(input_ids=input_ids, past_key_values=cache, **kwargs)
         key = (self.state, phase) + key
         self.seen[key] += 1
-        step = self.step if phase == "decode" and self.step else self.forward
+        step = self._step(phase, key)
         if self.capture and self.seen[key] == 2 and self._capturable(phase, cache, kwargs):
             self.graphs[key] = self._record(step, input_ids, cache, kwargs)
         if not self.graphs.get(key):
@@ -211,6 +213,18 @@ class DecodeGraph:
         graph.replay()
         self.calls[f"{phase} (replayed)"] += 1
         return output(logits.clone())
+
+    def _step(self, phase, key):
+        """The forward a call runs: the compiled one (with `fuse`) for every decode step and for
+        the prefill shapes that will be captured (the first MAX_PREFILL_SHAPES: a compilation
+        per shape), else the model's own."""
+        if self.step is None:
+            return self.forward
+        if phase == "prefill" and key not in self.compiled:
+            if self.seen[key] > 1 or len(self.compiled) >= MAX_PREFILL_SHAPES:
+                return self.forward
+            self.compiled.add(key)
+        return self.step
 
     def _capturable(self, phase, cache, kwargs):
         """Whether this call may be captured (else it runs eagerly, counted as a fallback):
@@ -349,12 +363,15 @@ def _greedy_loop(model, ids, kwargs, limit):
     return ids
 
 
-def _patched_forwards(model):
-    """Which modules run a forward of their own (other patches), the functions themselves (held,
-    so that none is freed and its identity reused): a graph captured under one set replays
-    their kernels, so it serves that set alone."""
-    return tuple((path, m.__dict__["forward"]) for path, m in model.named_modules()
-                 if "forward" in m.__dict__ and m is not model)
+def _state(model):
+    """What a graph captured now replays beside its inputs: the modules that run a forward of
+    their own (other patches; the functions themselves are held, so that none is freed and its
+    identity reused) and where every parameter's data lies (a patch that moves weights, as
+    merging projections does, leaves a graph captured before it reading freed memory). A graph
+    captured under one state serves that state alone."""
+    forwards = tuple((path, m.__dict__["forward"]) for path, m in model.named_modules()
+                     if "forward" in m.__dict__ and m is not model)
+    return forwards, tuple(p.data_ptr() for p in model.parameters())
 
 
 def _empty(cache):

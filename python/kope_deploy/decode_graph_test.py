@@ -82,6 +82,42 @@ class DecodeGraphTest(unittest.TestCase):
             "not captured: a prefill that returns the logits of every position": 1,
             "not captured: a cache that keeps its length in Python (a sliding window)": 1})
 
+    def test_a_graph_captured_before_the_weights_moved_is_not_replayed_after(self):
+        from . import merge_linear
+        patch = decode_graph.DecodeGraph(64)
+        patch.apply(self.model)
+        generate(self.model, self.ids, 2)
+        patch.remove()
+        merged = merge_linear.Merged(self.model)  # the projections' weights move into one tensor
+        patch.apply(self.model)
+        generate(self.model, self.ids, 2)
+        states = {key[0] for key in patch.seen}
+        patch.release()
+        del merged
+        self.assertEqual(len(states), 2)  # each step shape keyed once per place of the weights
+
+    def test_fused_compiles_every_decode_step_and_the_first_prefill_shapes(self):
+        compiled = []  # the phase of every call the compiled forward ran
+
+        def counting(forward):
+            def step(input_ids=None, **kwargs):
+                compiled.append("decode" if input_ids.shape[1] == 1 else "prefill")
+                return forward(input_ids=input_ids, **kwargs)
+            return step
+        original, decode_graph.compiled_forward = decode_graph.compiled_forward, counting
+        try:
+            patch = decode_graph.DecodeGraph(64, fuse=True)
+            patch.apply(self.model)
+        finally:
+            decode_graph.compiled_forward = original
+        shapes = decode_graph.MAX_PREFILL_SHAPES + 2
+        for length in range(2, 2 + shapes):
+            for _ in range(2):  # a shape's second call is the one captured where CUDA is
+                generate(self.model, self.ids[:1, :length], 2)
+        patch.release()
+        self.assertEqual(compiled.count("decode"), 2 * shapes)
+        self.assertEqual(compiled.count("prefill"), 2 * decode_graph.MAX_PREFILL_SHAPES)
+
     @unittest.skipUnless(torch.cuda.is_available(), "CUDA graphs need a CUDA device")
     def test_on_cuda_the_replayed_steps_compute_what_the_eager_ones_do(self):
         model = self.model.cuda()
