@@ -253,6 +253,7 @@ class Episode {
     report_.cost_usd += result.usage.cost_usd;
     pending_prompt_ += result.usage.prompt_tokens;
     pending_completion_ += result.usage.completion_tokens;
+    pending_cost_ += result.usage.cost_usd;
 
     switch (result.kind) {
       case ProposeResult::Kind::kExhausted:
@@ -317,6 +318,7 @@ class Episode {
     attempt.proposer = ProposerWithLanguage(c.proposer, LanguageOf(c, request), language_);
     attempt.prompt_tokens = pending_prompt_;
     attempt.completion_tokens = pending_completion_;
+    attempt.cost_usd = pending_cost_;
     NodeId id = 0;
     KOPE_RETURN_IF_ERROR(store_.Write([&](memory::GraphWriter& w) -> Status {
       KOPE_ASSIGN_OR_RETURN(id, w.PutAttempt(attempt, c.source));
@@ -324,6 +326,7 @@ class Episode {
     }));
     pending_prompt_ = 0;
     pending_completion_ = 0;
+    pending_cost_ = 0;
     KOPE_ASSIGN_OR_RETURN(memory::AttemptNode stored, store_.GetAttempt(id));
     state_->AddAttempt(stored);
     report_.session_attempts++;
@@ -453,6 +456,7 @@ class Episode {
   int consecutive_failed_ = 0;
   int64_t pending_prompt_ = 0;
   int64_t pending_completion_ = 0;
+  double pending_cost_ = 0;  // of the tokens above
 };
 
 }  // namespace

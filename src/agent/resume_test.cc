@@ -169,7 +169,8 @@ TEST(ResumeTest, OptimizeWithAScriptedLlmFromTheConfiguration) {
   std::ofstream(scratch.path() / "replies.json") << replies.dump();
   std::ofstream(scratch.path() / "llm.toml")
       << "default = \"script\"\n[providers.script]\nkind = \"scripted\"\nmodel = \"scripted\"\n"
-         "replies = \"replies.json\"\n";
+         "replies = \"replies.json\"\n"
+         "[prices.scripted]\nprompt_usd_per_mtok = 2\ncompletion_usd_per_mtok = 10\n";
 
   ProcessOptions options;
   options.timeout_seconds = 300;
@@ -191,6 +192,12 @@ TEST(ResumeTest, OptimizeWithAScriptedLlmFromTheConfiguration) {
   EXPECT_EQ(report["attempts"][0]["tokens"], 1350);
   EXPECT_EQ(report["prompt_tokens"], 1200);
   EXPECT_EQ(ReadFileText(scratch.path() / "best.cc").value_or(""), kernel);
+  // The attempt keeps what its call cost at the configured price.
+  auto store = memory::OpenSqliteStore(scratch.path() / "store.db", {.create_if_missing = false});
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  auto attempt = (*store)->GetAttempt(report["attempts"][0]["id"].get<int64_t>());
+  ASSERT_TRUE(attempt.ok()) << attempt.status().ToString();
+  EXPECT_DOUBLE_EQ(attempt->cost_usd, (1200 * 2.0 + 150 * 10.0) / 1e6);
 }
 
 TEST(ResumeTest, BadUsageIsExitCodeTwo) {

@@ -64,6 +64,7 @@ struct Loop {
   agent::ProposerSet proposers;
   std::map<std::string, agent::EpisodeReport> reports;  // the latest episode of each task
   std::vector<deploy::RuntimeDecision> runtime;         // what the profile suggests
+  memory::NodeId workload_id = 0;                       // the workload's node in the store
 };
 
 int Fail(const Status& status, int code) {
@@ -197,7 +198,7 @@ Result<deploy::Validation> Validate(Loop& loop, const std::vector<deploy::PlanTa
     return Status::Internal("the validation in the model failed");
   }
   KOPE_ASSIGN_OR_RETURN(deploy::Validation validation, deploy::ReadValidation(result));
-  KOPE_RETURN_IF_ERROR(deploy::RecordInModel(*loop.store, validation).status());
+  KOPE_RETURN_IF_ERROR(deploy::RecordInModel(*loop.store, validation, loop.workload_id).status());
   return validation;
 }
 
@@ -248,11 +249,10 @@ int RunLoop(const LoopArgs& args) {
   if (Status s = WriteText(loop.out / "workload.json", workload_json); !s.ok()) return Fail(s, 1);
   Result<deploy::Profile> profile = ProfileOrReuse(loop, workload_json);
   if (!profile.ok()) return Fail(profile.status(), 1);
-  if (auto r = deploy::RecordWorkloadTasks(*loop.store, loop.workload, workload_json, *profile,
-                                           loop.out);
-      !r.ok()) {
-    return Fail(r.status(), 1);
-  }
+  Result<deploy::RecordedWorkload> recorded =
+      deploy::RecordWorkloadTasks(*loop.store, loop.workload, workload_json, *profile, loop.out);
+  if (!recorded.ok()) return Fail(recorded.status(), 1);
+  loop.workload_id = recorded->workload_id;
   Result<deploy::TaskSelection> selection =
       deploy::SelectTasks(*profile, loop.out, static_cast<size_t>(args.tasks), args.units);
   if (!selection.ok()) return Fail(selection.status(), 1);

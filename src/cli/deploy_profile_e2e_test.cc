@@ -235,6 +235,13 @@ TEST(DeployLoopEndToEnd, TinyLlamaWithThePacksLinearKernel) {
     for (const auto& o : *outcomes) in_model += o.stage == "in_model";
     EXPECT_EQ(in_model, 1) << "a" << a;
   }
+  // And the whole report is the workload's deployment record, for `kope serve`.
+  auto workloads = (*opened)->ListWorkloads();
+  ASSERT_TRUE(workloads.ok() && workloads->size() == 1u);
+  auto deployments = (*opened)->WorkloadDeployments(workloads->front().id);
+  ASSERT_TRUE(deployments.ok());
+  ASSERT_FALSE(deployments->empty());
+  EXPECT_EQ(nlohmann::json::parse(deployments->back().report_json), v);
 
   Result<ProcessResult> fresh =
       RunProcess({"env", "-u", "PYTHONPATH", BridgePython(), "-c", kFresh,

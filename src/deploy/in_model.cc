@@ -47,6 +47,7 @@ InModelTrial ReadTrial(const std::string& task, const json& r) {
   }
   evidence["accepted"] = t.accepted;
   t.evidence_json = evidence.dump();
+  t.e2e = ReadEntries(r.value("e2e", json()));
   return t;
 }
 
@@ -78,6 +79,7 @@ Result<Validation> ParseValidation(std::string_view text, std::string_view file)
     }
     v.e2e = ReadEntries(j.value("e2e", json()));
     if (j["artifact"].is_string()) v.artifact = j["artifact"];
+    v.report_json = j.dump();
     return v;
   } catch (const json::exception& e) {
     return bad(e.what());
@@ -89,7 +91,8 @@ Result<Validation> ReadValidation(const std::filesystem::path& path) {
   return ParseValidation(text, path.string());
 }
 
-Result<int> RecordInModel(memory::GraphStore& store, const Validation& validation) {
+Result<int> RecordInModel(memory::GraphStore& store, const Validation& validation,
+                          memory::NodeId workload_id) {
   int written = 0;
   KOPE_RETURN_IF_ERROR(store.Write([&](memory::GraphWriter& w) -> Status {
     for (const InModelTrial& t : validation.trials) {
@@ -106,7 +109,11 @@ Result<int> RecordInModel(memory::GraphStore& store, const Validation& validatio
       if (!id.ok()) return id.status().WithContext("attempt a" + std::to_string(t.attempt));
       ++written;
     }
-    return Status::Ok();
+    if (workload_id == 0) return Status::Ok();
+    memory::DeploymentRecord d;
+    d.workload_id = workload_id;
+    d.report_json = validation.report_json;
+    return w.AddDeployment(d).status();
   }));
   return written;
 }

@@ -1,8 +1,11 @@
 // Reading validation.json and recording what the model said on each attempt in a real SQLite
-// store: in_model outcomes beside the unit ones, never a speedup, idempotent.
+// store: in_model outcomes beside the unit ones, never a speedup, the report as the workload's
+// deployment, idempotent.
 #include "kope/deploy/in_model.h"
 
 #include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
 
 #include "kope/base/temp_folder.h"
 #include "kope/memory/sqlite/sqlite_store.h"
@@ -77,14 +80,16 @@ TEST(ValidationTest, AnotherFormatIsRefusedNamingTheFile) {
   EXPECT_NE(v.status().message().find("DIR/validation.json"), std::string::npos);
 }
 
-TEST(RecordInModelTest, EveryTrialGetsAnInModelOutcomeWithoutASpeedup) {
+TEST(RecordInModelTest, EveryTrialGetsAnInModelOutcomeWithoutASpeedupAndTheReportIsKept) {
   Result<TempFolder> dir = TempFolder::Create("", "kope-in-model-test");
   ASSERT_TRUE(dir.ok());
   auto store = memory::OpenSqliteStore(dir->path() / "experience.db");
   ASSERT_TRUE(store.ok()) << store.status().message();
   memory::NodeId attempts[3] = {};
+  memory::NodeId workload = 0;
   ASSERT_TRUE((*store)
                   ->Write([&](memory::GraphWriter& w) -> Status {
+                    KOPE_ASSIGN_OR_RETURN(workload, w.PutWorkload({0, "", "tiny-llama", "h"}));
                     KOPE_ASSIGN_OR_RETURN(memory::NodeId task,
                                           w.PutTask({0, "", "rmsnorm", "norm", "", 0, "", "{}"}));
                     KOPE_ASSIGN_OR_RETURN(memory::NodeId hw,
@@ -111,8 +116,12 @@ TEST(RecordInModelTest, EveryTrialGetsAnInModelOutcomeWithoutASpeedup) {
   }
   Result<Validation> v = ParseValidation(text, "validation.json");
   ASSERT_TRUE(v.ok()) << v.status().message();
-  ASSERT_TRUE(RecordInModel(**store, *v).ok());
-  ASSERT_TRUE(RecordInModel(**store, *v).ok());  // again: nothing new
+  ASSERT_TRUE(RecordInModel(**store, *v, workload).ok());
+  ASSERT_TRUE(RecordInModel(**store, *v, workload).ok());  // again: nothing new
+  auto deployments = (*store)->WorkloadDeployments(workload);
+  ASSERT_TRUE(deployments.ok());
+  ASSERT_EQ(deployments->size(), 1u);
+  EXPECT_EQ(nlohmann::json::parse((*deployments)[0].report_json)["format"], "kope-validation-1");
   const char* verdicts[] = {"incorrect", "valid", "runtime_error"};
   for (int i = 0; i < 3; ++i) {
     auto outcomes = (*store)->Outcomes(attempts[i]);

@@ -83,6 +83,7 @@ class JsonlSink final : public GraphSink {
                             {"proposer", a.proposer},
                             {"prompt_tokens", a.prompt_tokens},
                             {"completion_tokens", a.completion_tokens},
+                            {"cost_usd", a.cost_usd},
                             {"created_at", a.created_at}});
   }
   Status OnOutcome(const OutcomeNode& o) override {

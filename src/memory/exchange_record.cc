@@ -173,6 +173,7 @@ Status ParseAttempt(Fields& f, Record& r) {
   r.attempt.proposer = f.Str("proposer", false);
   r.attempt.prompt_tokens = f.Int("prompt_tokens");
   r.attempt.completion_tokens = f.Int("completion_tokens");
+  r.attempt.cost_usd = f.Num("cost_usd");  // absent from files written before costs were kept
   r.attempt.created_at = f.Int("created_at");
   return f.status();
 }

@@ -46,6 +46,7 @@ Ids Fill(GraphStore& store, const std::string& tag = "") {
       a.parent_id = parent;
       a.decision = decision;
       a.prompt_tokens = 1000 + variant;
+      a.cost_usd = 0.25 * variant;
       KOPE_ASSIGN_OR_RETURN(NodeId id, w.PutAttempt(a, KernelSource(6, variant, decision)));
       o.attempt_id = id;
       KOPE_RETURN_IF_ERROR(w.PutOutcome(o).status());
@@ -152,6 +153,8 @@ TEST_P(ExchangeTest, WholeGraphRoundTripsAndReimportAddsNothing) {
   ASSERT_EQ(lineage.size(), 3u);
   EXPECT_EQ(lineage[0].attempt.decision, "baseline");
   EXPECT_EQ(lineage[2].attempt.diff, transfer.diff);
+  EXPECT_EQ(lineage[1].attempt.prompt_tokens, 1001);
+  EXPECT_EQ(lineage[1].attempt.cost_usd, 0.25);  // as written, through both stores
   NodeId insight_b =
       ValueOrDie(b->FindByKey(NodeKind::kInsight, ValueOrDie(a->GetInsight(ids.insight)).key));
   EXPECT_EQ(ValueOrDie(b->GetInsight(insight_b)).support, 1);

@@ -1,5 +1,5 @@
 // A store written by schema version 1 (testdata/store_v1.db, made by testdata/make_v1_fixture.cc)
-// opens in this build, migrated, with its data intact and usable.
+// opens in this build, migrated through every later version, with its data intact and usable.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
@@ -48,7 +48,7 @@ TEST(MigrationTest, VersionOneFixtureOpensMigrated) {
 
   auto store = testing::OpenOrDie(file);
   StoreStats stats = ValueOrDie(store->Stats());
-  EXPECT_EQ(stats.schema_version, 4);
+  EXPECT_EQ(stats.schema_version, 5);
   EXPECT_EQ(stats.workloads, 0);
   EXPECT_EQ(stats.tasks, 1);
   EXPECT_EQ(stats.attempts, 3);
@@ -105,9 +105,19 @@ TEST(MigrationTest, VersionOneFixtureOpensMigrated) {
     return w.AddFromWorkload(edge).status();
   }));
   EXPECT_EQ(ValueOrDie(store->TaskWorkloads(1)).size(), 1u);
+  // Version 5: the old attempts cost nothing known; a deployment report is taken.
+  EXPECT_EQ(ValueOrDie(store->GetAttempt(1)).cost_usd, 0);
+  KOPE_ASSERT_OK(store->Write([&](GraphWriter& w) -> Status {
+    DeploymentRecord d;
+    d.workload_id = 1;
+    d.report_json = R"({"format":"kope-validation-1"})";
+    return w.AddDeployment(d).status();
+  }));
+  EXPECT_EQ(ValueOrDie(store->WorkloadDeployments(1)).size(), 1u);
   store.reset();
-  EXPECT_EQ(UserVersion(file), 4);
+  EXPECT_EQ(UserVersion(file), 5);
   EXPECT_TRUE(HasIndex(file, "from_workload_task"));
+  EXPECT_TRUE(HasIndex(file, "deployments_workload"));
   // Version 3 dropped two ranking indexes and kept the one that serves their queries.
   EXPECT_FALSE(HasIndex(file, "outcomes_best_family"));
   EXPECT_FALSE(HasIndex(file, "outcomes_best_hardware"));

@@ -112,6 +112,10 @@ std::string WorkloadKey(std::string_view name, std::string_view workload_hash) {
   return ContentHash({"workload", name, workload_hash});
 }
 
+std::string DeploymentKey(std::string_view workload_key, std::string_view report_json) {
+  return ContentHash({"deployment", workload_key, report_json});
+}
+
 // Attempt and outcome keys start with the first half of their run's key, so that the nodes of
 // one episode sit together in the key index (a random key would make every insert touch a
 // different index page); the second half is the content hash.

@@ -1,5 +1,5 @@
-// Workload nodes and from_workload edges in the SQLite store: upserts, edges to existing nodes
-// only, refused values, and the queries from either end.
+// Workload nodes, from_workload edges and deployment reports in both stores: upserts, edges to
+// existing nodes only, refused values, and the queries from either end.
 #include <gtest/gtest.h>
 
 #include "test_graph.h"
@@ -106,6 +106,35 @@ TEST_P(WorkloadNodesTest, RefusesWhatBreaksTheModel) {
   EXPECT_EQ(nameless.code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(ValueOrDie(store_->Stats()).from_workload_edges, 0);
   EXPECT_EQ(store_->GetWorkload(99).status().code(), StatusCode::kNotFound);
+}
+
+TEST_P(WorkloadNodesTest, ADeploymentReportIsKeptOncePerContent) {
+  auto add = [&](NodeId workload, std::string report) -> Result<NodeId> {
+    Result<NodeId> id = NodeId{0};
+    Status status = store_->Write([&](GraphWriter& w) -> Status {
+      DeploymentRecord d;
+      d.workload_id = workload;
+      d.report_json = std::move(report);
+      id = w.AddDeployment(d);
+      return id.status();
+    });
+    if (!status.ok()) return status;
+    return id;
+  };
+  const NodeId first = ValueOrDie(add(workload_, R"({"patches":["rmsnorm"]})"));
+  EXPECT_EQ(ValueOrDie(add(workload_, R"({"patches":["rmsnorm"]})")), first);  // the same one
+  const NodeId second = ValueOrDie(add(workload_, R"({"patches":[]})"));
+  EXPECT_NE(second, first);
+  std::vector<DeploymentRecord> kept = ValueOrDie(store_->WorkloadDeployments(workload_));
+  ASSERT_EQ(kept.size(), 2u);
+  EXPECT_EQ(kept[0].id, first);
+  EXPECT_EQ(kept[0].report_json, R"({"patches":["rmsnorm"]})");
+  EXPECT_EQ(kept[1].key, DeploymentKey(WorkloadKey("chat", "abc"), R"({"patches":[]})"));
+  EXPECT_GT(kept[1].created_at, 0);
+  EXPECT_EQ(add(99, "{}").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(add(workload_, "[1]").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(ValueOrDie(store_->WorkloadDeployments(99)).empty());
+  EXPECT_EQ(ValueOrDie(store_->Stats()).deployments, 2);
 }
 
 INSTANTIATE_TEST_SUITE_P(BothStores, WorkloadNodesTest, KOPE_ALL_STORES);

@@ -1,5 +1,6 @@
 // The JSON endpoints against a store that `kope optimize` filled: their fields, their filters,
-// bad input (404/400, never a crash) and reads while another connection writes.
+// bad input (404/400, never a crash) and reads while another connection writes; costs and
+// deployment reports in a store of their own.
 #include "kope/serve/api.h"
 
 #include <gtest/gtest.h>
@@ -163,6 +164,81 @@ TEST_F(ServeApiTest, InsightsSearchTasksAndWorkloads) {
   for (const json& p : task["roofline_points"]) EXPECT_GT(p["roofline"].get<double>(), 0);
   EXPECT_TRUE(Get("/api/workloads")["workloads"].empty());
   EXPECT_EQ(Get("/api/stats")["attempts"], 4);
+}
+
+// A run whose attempts cost something, and a workload with a deployment report, in a store of
+// their own: the cost per attempt and per run, the report as the workload page shows it.
+TEST(ServeApiCostsTest, CostsPerRunAndDeploymentReports) {
+  const std::filesystem::path dir = testing::MakeScratchDir("kope-serve-costs");
+  auto opened = memory::OpenSqliteStore(dir / "store.db");
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  memory::GraphStore& store = **opened;
+  memory::NodeId run = 0, attempts[2] = {};
+  ASSERT_TRUE(store
+                  .Write([&](memory::GraphWriter& w) -> Status {
+                    memory::TaskNode task;
+                    task.name = "rmsnorm";
+                    task.op_family = "norm";
+                    memory::HardwareNode hw;
+                    hw.backend = "cpu";
+                    hw.device = "cpu";
+                    memory::RunNode r;
+                    KOPE_ASSIGN_OR_RETURN(r.task_id, w.PutTask(task));
+                    KOPE_ASSIGN_OR_RETURN(r.hardware_id, w.PutHardware(hw));
+                    KOPE_ASSIGN_OR_RETURN(run, w.PutRun(r));
+                    for (int i = 0; i < 2; ++i) {
+                      memory::AttemptNode a;
+                      a.run_id = run;
+                      a.proposer = "llm:m";
+                      a.cost_usd = 0.5 + i;
+                      KOPE_ASSIGN_OR_RETURN(attempts[i],
+                                            w.PutAttempt(a, "int k" + std::to_string(i) + ";"));
+                    }
+                    return Status::Ok();
+                  })
+                  .ok());
+  const memory::NodeId workload = testing::AddDeployedWorkload(store, attempts[0], attempts[1]);
+  ServeApi api(store);
+  auto get = [&](const std::string& path) { return json::parse(api.Handle({path, {}}).body); };
+  const std::string base = "/api/runs/" + std::to_string(run);
+  EXPECT_EQ(get(base)["summary"]["cost_usd"], 2.0);
+  EXPECT_EQ(get("/api/runs")["runs"][0]["summary"]["cost_usd"], 2.0);
+  EXPECT_EQ(get(base + "/charts")["tokens"][1]["cost_usd"], 1.5);
+  EXPECT_EQ(get("/api/attempts/" + std::to_string(attempts[0]))["cost_usd"], 0.5);
+
+  EXPECT_EQ(get("/api/workloads")["workloads"][0]["deployments"], 1);
+  const json page = get("/api/workloads/" + std::to_string(workload));
+  ASSERT_EQ(page["deployments"].size(), 1u);
+  const json& d = page["deployments"][0];
+  EXPECT_EQ(d["patches"], json::array({"rmsnorm"}));
+  ASSERT_EQ(d["e2e"].size(), 2u);
+  EXPECT_EQ(d["e2e"][0]["phase"], "prefill");
+  EXPECT_EQ(d["e2e"][0]["speedup"], 1.25);
+  EXPECT_TRUE(d["e2e"][0]["win"].get<bool>());
+  EXPECT_EQ(d["e2e"][1]["phase"], "decode");
+  ASSERT_EQ(d["trials"].size(), 2u);
+  EXPECT_EQ(d["trials"][0]["attempt"], attempts[0]);
+  EXPECT_FALSE(d["trials"][0]["accepted"].get<bool>());
+  EXPECT_FALSE(d["trials"][0]["passed_gate"].get<bool>());
+  EXPECT_NE(d["trials"][0]["reason"].get<std::string>().find("top-1"), std::string::npos);
+  EXPECT_TRUE(d["trials"][1]["accepted"].get<bool>());
+  EXPECT_EQ(d["trials"][1]["e2e"].size(), 2u);  // the patch alone
+
+  // A report kope cannot read is shown as such, beside the others.
+  ASSERT_TRUE(store
+                  .Write([&](memory::GraphWriter& w) -> Status {
+                    memory::DeploymentRecord bad;
+                    bad.workload_id = workload;
+                    bad.report_json = R"({"format":"something else"})";
+                    return w.AddDeployment(bad).status();
+                  })
+                  .ok());
+  const json both = get("/api/workloads/" + std::to_string(workload))["deployments"];
+  ASSERT_EQ(both.size(), 2u);
+  EXPECT_NE(both[0]["error"].get<std::string>().find("kope-validation-1"), std::string::npos);
+  EXPECT_EQ(both[1]["patches"], json::array({"rmsnorm"}));
+  opened->reset();
+  std::filesystem::remove_all(dir);
 }
 
 TEST_F(ServeApiTest, BadInputIsA404OrA400WithAJsonError) {

@@ -1,7 +1,8 @@
 // The pages in headless Chromium (through its DevTools protocol), against a store that
 // `kope optimize` filled: the run list, the episode tree's nodes and colours, an attempt with
-// its diff, the charts, the live view while an attempt is added, an unknown id. A screenshot of
-// each page goes to the build folder (serve-screenshots/). Skips when chromium is absent.
+// its diff, the charts, a deployment report, the live view while an attempt is added, an unknown
+// id. A screenshot of each page goes to the build folder (serve-screenshots/). Skips when
+// chromium is absent.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -154,6 +155,24 @@ TEST_F(BrowserTest, TaskRooflineChartInsightsAndAnUnknownId) {
   EXPECT_GE(Eval("document.querySelectorAll('tr.hit').length"), 1);
   Open("/attempts/999999", "not-found");
   EXPECT_EQ(Eval("document.querySelector('.error').dataset.status"), "404");
+}
+
+TEST_F(BrowserTest, DeploymentReportWithItsChartsAndRejections) {
+  const json tree = Api("/api/runs/" + std::to_string(run_) + "/tree");
+  const int64_t workload = testing::AddDeployedWorkload(
+      *writer_, tree["nodes"][0]["id"].get<int64_t>(), tree["nodes"][1]["id"].get<int64_t>());
+  Open("/workloads/" + std::to_string(workload), "deployment");
+  EXPECT_EQ(Eval("document.querySelectorAll('section.deployment').length"), 1);
+  EXPECT_EQ(Eval("document.querySelectorAll('[data-chart=e2e] svg rect.bar').length"), 2);
+  EXPECT_EQ(Eval("document.querySelectorAll('[data-chart=contribution] svg rect.bar').length"), 2);
+  EXPECT_EQ(Eval("document.querySelectorAll('tr.trial.rejected').length"), 1);
+  EXPECT_NE(Eval("document.querySelector('tr.trial.rejected').textContent")
+                .get<std::string>()
+                .find("top-1 agreement"),
+            std::string::npos);
+  // The run page says what the run cost (nothing: the offline proposer calls no model).
+  Open("/runs/" + std::to_string(run_), "run-cost");
+  EXPECT_EQ(Eval("document.querySelectorAll('[data-chart=cost]').length"), 1);
 }
 
 TEST_F(BrowserTest, LiveRunShowsANewAttemptWithoutReloading) {

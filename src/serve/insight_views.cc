@@ -1,10 +1,12 @@
 // Insights (the list, searchable, and one with its evidence), full-text search over the
-// graph, and deployment workloads with the tasks profiled out of them.
+// graph, and deployment workloads with the tasks profiled out of them and the reports of their
+// validations (`kope deploy`).
 #include <algorithm>
 #include <map>
 #include <set>
 #include <sstream>
 
+#include "kope/deploy/in_model.h"
 #include "node_json.h"
 #include "views.h"
 
@@ -154,13 +156,61 @@ Result<json> SearchView(GraphStore& store, const Params& params, NodeId) {
   return json{{"query", query.text}, {"hits", rows}};
 }
 
+json FiguresJson(const std::vector<deploy::EntryFigure>& figures) {
+  json rows = json::array();
+  for (const deploy::EntryFigure& f : figures) {
+    rows.push_back({{"entry", f.entry},
+                    {"batch", f.batch},
+                    {"phase", f.phase},
+                    {"unpatched", f.unpatched},
+                    {"patched", f.patched},
+                    {"speedup", f.speedup},
+                    {"noise", f.noise},
+                    {"win", f.win},
+                    {"loss", f.loss}});
+  }
+  return rows;
+}
+
+// A deployment report as the page shows it: the figures of all accepted patches together, each
+// candidate tried with its verdict, reason and figures alone; or why the report cannot be read.
+json DeploymentJson(const memory::DeploymentRecord& d) {
+  json j = {{"id", d.id}, {"created_at", d.created_at}};
+  Result<deploy::Validation> v =
+      deploy::ParseValidation(d.report_json, "deployment " + std::to_string(d.id));
+  if (!v.ok()) {
+    j["error"] = v.status().message();
+    return j;
+  }
+  json trials = json::array();
+  for (const deploy::InModelTrial& t : v->trials) {
+    trials.push_back({{"task", t.task},
+                      {"attempt", t.attempt == 0 ? json() : json(t.attempt)},
+                      {"kind", t.kind},
+                      {"installed", t.installed},
+                      {"passed_gate", t.passed_gate},
+                      {"accepted", t.accepted},
+                      {"reason", t.reason},
+                      {"e2e", FiguresJson(t.e2e)}});
+  }
+  j["patches"] = v->patches;
+  j["dropped"] = v->dropped;
+  j["artifact"] = v->artifact;
+  j["e2e"] = FiguresJson(v->e2e);
+  j["trials"] = trials;
+  return j;
+}
+
 Result<json> WorkloadsView(GraphStore& store, const Params&, NodeId) {
   KOPE_ASSIGN_OR_RETURN(std::vector<memory::WorkloadNode> workloads, store.ListWorkloads());
   json rows = json::array();
   for (const memory::WorkloadNode& w : workloads) {
     KOPE_ASSIGN_OR_RETURN(std::vector<memory::FromWorkloadEdge> tasks, store.WorkloadTasks(w.id));
+    KOPE_ASSIGN_OR_RETURN(std::vector<memory::DeploymentRecord> deployments,
+                          store.WorkloadDeployments(w.id));
     json row = WorkloadJson(w);
     row["tasks"] = tasks.size();
+    row["deployments"] = deployments.size();
     rows.push_back(std::move(row));
   }
   return json{{"workloads", rows}};
@@ -186,8 +236,15 @@ Result<json> WorkloadView(GraphStore& store, const Params&, NodeId id) {
   }
   std::sort(tasks.begin(), tasks.end(),
             [](const json& a, const json& b) { return a["weight"] > b["weight"]; });
+  KOPE_ASSIGN_OR_RETURN(std::vector<memory::DeploymentRecord> records,
+                        store.WorkloadDeployments(id));
+  json deployments = json::array();
+  for (auto it = records.rbegin(); it != records.rend(); ++it) {
+    deployments.push_back(DeploymentJson(*it));  // newest first
+  }
   json j = WorkloadJson(workload);
   j["tasks"] = tasks;
+  j["deployments"] = deployments;
   return j;
 }
 

@@ -80,6 +80,7 @@ json AttemptBrief(const memory::AttemptView& view) {
           {"proposer", a.proposer},
           {"prompt_tokens", a.prompt_tokens},
           {"completion_tokens", a.completion_tokens},
+          {"cost_usd", a.cost_usd},
           {"created_at", a.created_at},
           {"outcome", OutcomeBrief(view.outcome)}};
 }

@@ -25,10 +25,11 @@ bool Ranked(const std::optional<memory::OutcomeNode>& o) {
          o->speedup.has_value();
 }
 
-// Counts, the best valid attempt, tokens and the time span of a run's attempts.
+// Counts, the best valid attempt, tokens, cost and the time span of a run's attempts.
 json Summary(const std::vector<AttemptView>& attempts) {
   std::map<std::string, int64_t> verdicts;
   int64_t prompt = 0, completion = 0;
+  double cost = 0;
   memory::UnixMillis last = 0;
   const AttemptView* best = nullptr;
   std::set<std::string> proposers;
@@ -36,19 +37,16 @@ json Summary(const std::vector<AttemptView>& attempts) {
     verdicts[v.outcome ? v.outcome->verdict : "none"]++;
     prompt += v.attempt.prompt_tokens;
     completion += v.attempt.completion_tokens;
+    cost += v.attempt.cost_usd;
     last = std::max(last, v.attempt.created_at);
     if (!v.attempt.proposer.empty()) proposers.insert(v.attempt.proposer);
     if (Ranked(v.outcome) && (best == nullptr || *v.outcome->speedup > *best->outcome->speedup)) {
       best = &v;
     }
   }
-  json j = {{"attempts", attempts.size()},
-            {"verdicts", verdicts},
-            {"prompt_tokens", prompt},
-            {"completion_tokens", completion},
-            {"proposers", proposers},
-            {"last_attempt_at", last},
-            {"best", nullptr}};
+  json j = {{"attempts", attempts.size()},     {"verdicts", verdicts}, {"prompt_tokens", prompt},
+            {"completion_tokens", completion}, {"cost_usd", cost},     {"proposers", proposers},
+            {"last_attempt_at", last},         {"best", nullptr}};
   if (best != nullptr) {
     j["best"] = {{"attempt", best->attempt.id},
                  {"speedup", *best->outcome->speedup},
@@ -249,7 +247,8 @@ Result<json> RunChartsView(GraphStore& store, const Params& params, NodeId id) {
     tokens.push_back({{"order", i + 1},
                       {"attempt", v.attempt.id},
                       {"prompt", v.attempt.prompt_tokens},
-                      {"completion", v.attempt.completion_tokens}});
+                      {"completion", v.attempt.completion_tokens},
+                      {"cost_usd", v.attempt.cost_usd}});
   }
   json histogram = json::array();
   if (!speedups.empty()) {

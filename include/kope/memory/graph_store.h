@@ -76,6 +76,9 @@ class GraphWriter {
   // The workload and the task must exist. Returns false (and changes nothing) when the edge
   // between these two nodes exists already.
   virtual Result<bool> AddFromWorkload(const FromWorkloadEdge& edge) = 0;
+  // The workload must exist and the report be a JSON object. The same report of the same
+  // workload recorded again returns the record's id and changes nothing.
+  virtual Result<NodeId> AddDeployment(const DeploymentRecord& deployment) = 0;
 };
 
 // An attempt with one of its outcomes: the latest one, or the one a ranking query ranked.
@@ -169,7 +172,7 @@ struct StoreStats {
   int64_t tasks = 0, hardware = 0, runs = 0, attempts = 0, outcomes = 0, insights = 0;
   int64_t sources = 0, source_bytes = 0;
   int64_t evidence_edges = 0, used_edges = 0;
-  int64_t workloads = 0, from_workload_edges = 0;
+  int64_t workloads = 0, from_workload_edges = 0, deployments = 0;
   int64_t valid_outcomes = 0;
   int64_t store_bytes = 0;  // on disk, including the write-ahead log
   std::string location;
@@ -182,7 +185,7 @@ struct ExportFilter {
   std::string op_family;  // "": everything
 };
 
-// Workloads and their from_workload edges are not exported yet.
+// Workloads, their from_workload edges and their deployments are not exported yet.
 // Receives an export, record by record, in an order where every reference points to a record
 // sent earlier: tasks, hardware, runs, the sources of the attempts, attempts (parents before
 // children), outcomes, insights, evidence edges, used edges. Nodes come with their store ids, so
@@ -272,6 +275,8 @@ class GraphStore {
   virtual Result<std::vector<WorkloadNode>> ListWorkloads() = 0;
   virtual Result<std::vector<FromWorkloadEdge>> WorkloadTasks(NodeId workload) = 0;
   virtual Result<std::vector<FromWorkloadEdge>> TaskWorkloads(NodeId task) = 0;
+  // The deployment reports recorded for a workload, oldest first.
+  virtual Result<std::vector<DeploymentRecord>> WorkloadDeployments(NodeId workload) = 0;
 
   // Streams the graph (or a family's subgraph) to `sink` from one snapshot.
   virtual Status Export(const ExportFilter& filter, GraphSink& sink) = 0;

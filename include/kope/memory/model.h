@@ -108,6 +108,7 @@ struct AttemptNode {
   std::string proposer;  // e.g. "llm:gpt-5", "tuner", "baseline", "human"
   int64_t prompt_tokens = 0;
   int64_t completion_tokens = 0;
+  double cost_usd = 0;  // of the calls that proposed it, at the model's configured price
   UnixMillis created_at = 0;
 };
 
@@ -205,6 +206,18 @@ struct FromWorkloadEdge {
   UnixMillis created_at = 0;
 };
 
+// What one validation of `kope deploy` found for a workload: its report (validation.json, format
+// kope-validation-1: every candidate tried with its gate and end-to-end figures, the accepted
+// patches, the end-to-end figures of all of them together, the artifact). The same report
+// recorded twice is one record.
+struct DeploymentRecord {
+  NodeId id = 0;
+  std::string key;  // empty on write: DeploymentKey(workload key, report_json)
+  NodeId workload_id = 0;
+  std::string report_json = "{}";  // a JSON object
+  UnixMillis created_at = 0;
+};
+
 // The content-derived keys. Parts are length-prefixed before hashing, so that no two
 // different tuples give the same input. Attempt and outcome keys are the first 16 hex digits of
 // their run's (resp. attempt's) key followed by 16 of the content hash: one episode's nodes then
@@ -212,6 +225,7 @@ struct FromWorkloadEdge {
 std::string TaskKey(std::string_view name, std::string_view spec_hash);
 std::string HardwareKey(std::string_view backend, std::string_view device, std::string_view arch);
 std::string WorkloadKey(std::string_view name, std::string_view workload_hash);
+std::string DeploymentKey(std::string_view workload_key, std::string_view report_json);
 std::string AttemptKey(std::string_view run_key, std::string_view parent_key,
                        std::string_view source_hash, std::string_view decision,
                        std::string_view proposer);

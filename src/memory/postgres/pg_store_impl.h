@@ -25,8 +25,8 @@ namespace kope::memory::postgres {
 // Column lists shared by the queries, and readers for their rows.
 inline constexpr std::string_view kAttemptColumns =
     "a.id, a.key, a.run_id, a.task_id, a.hardware_id, a.parent_id, s.hash, a.diff, a.decision, "
-    "a.classes, a.proposer, a.prompt_tokens, a.completion_tokens, a.created_at";
-inline constexpr int kAttemptColumnCount = 14;
+    "a.classes, a.proposer, a.prompt_tokens, a.completion_tokens, a.created_at, a.cost_usd";
+inline constexpr int kAttemptColumnCount = 15;
 inline constexpr std::string_view kAttemptFrom =
     " FROM attempts a JOIN sources s ON s.id = a.source_id";
 inline constexpr std::string_view kOutcomeColumns =
@@ -95,6 +95,7 @@ class PostgresStore final : public GraphStore {
   Result<std::vector<WorkloadNode>> ListWorkloads() override;
   Result<std::vector<FromWorkloadEdge>> WorkloadTasks(NodeId workload) override;
   Result<std::vector<FromWorkloadEdge>> TaskWorkloads(NodeId task) override;
+  Result<std::vector<DeploymentRecord>> WorkloadDeployments(NodeId workload) override;
   Status Export(const ExportFilter& filter, GraphSink& sink) override;
   Result<StoreStats> Stats() override;
   Status CheckIntegrity() override;

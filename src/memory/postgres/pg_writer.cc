@@ -120,6 +120,9 @@ Result<NodeId> PostgresWriter::PutAttempt(const AttemptNode& attempt, std::strin
   if (attempt.prompt_tokens < 0 || attempt.completion_tokens < 0) {
     return Status::InvalidArgument("attempt token counts must be >= 0");
   }
+  if (!std::isfinite(attempt.cost_usd) || attempt.cost_usd < 0) {
+    return Status::InvalidArgument("an attempt's cost must be a finite number >= 0");
+  }
   KOPE_ASSIGN_OR_RETURN(std::vector<std::string> given, NormalizedClasses(attempt.classes));
   KOPE_ASSIGN_OR_RETURN(const PostgresStore::RunFacts* run, store_.FactsOfRun(attempt.run_id));
   // Valid until the Remember below.
@@ -154,13 +157,13 @@ Result<NodeId> PostgresWriter::PutAttempt(const AttemptNode& attempt, std::strin
       PrepareHot(kInsertAttempt,
                  "INSERT INTO attempts(key, run_id, task_id, hardware_id, parent_id, source_id, "
                  "diff, decision, classes, proposer, prompt_tokens, completion_tokens, "
-                 "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                 "created_at, cost_usd) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
                  "ON CONFLICT(key) DO NOTHING RETURNING id"));
   q.BindBlob(1, blob).Bind(2, attempt.run_id).Bind(3, run->task_id).Bind(4, run->hardware_id);
   q.BindId(5, attempt.parent_id).Bind(6, source_id).BindStatic(7, diff);
   q.BindStatic(8, attempt.decision).BindStatic(9, classes).Bind(10, attempt.proposer);
   q.Bind(11, attempt.prompt_tokens).Bind(12, attempt.completion_tokens);
-  q.Bind(13, OrNow(attempt.created_at));
+  q.Bind(13, OrNow(attempt.created_at)).Bind(14, attempt.cost_usd);
   KOPE_ASSIGN_OR_RETURN(Inserted row, InsertOrFind(db_, q, "attempts", blob));
   if (!row.is_new) return row.id;  // the same attempt, written before
   const NodeId id = row.id;

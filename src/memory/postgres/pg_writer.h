@@ -39,6 +39,7 @@ class PostgresWriter final : public GraphWriter {
   Result<NodeId> FindByKey(NodeKind kind, std::string_view key) override;
   Result<NodeId> PutWorkload(const WorkloadNode& workload) override;
   Result<bool> AddFromWorkload(const FromWorkloadEdge& edge) override;
+  Result<NodeId> AddDeployment(const DeploymentRecord& deployment) override;
 
  private:
   Result<std::string> KeyOf(std::string_view table, NodeKind kind, NodeId id);

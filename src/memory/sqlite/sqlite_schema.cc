@@ -197,7 +197,21 @@ CREATE TABLE from_workload(
 CREATE INDEX from_workload_task ON from_workload(task_id);
 )sql";
 
-constexpr const char* kMigrations[] = {kSchemaV1, kSchemaV2, kSchemaV3, kSchemaV4};
+// Version 5: an attempt's cost (the calls that proposed it, at the model's configured price), and
+// the reports of `kope deploy`'s validations, per workload. Frozen.
+constexpr const char* kSchemaV5 = R"sql(
+ALTER TABLE attempts ADD COLUMN cost_usd REAL NOT NULL DEFAULT 0;
+
+CREATE TABLE deployments(
+  id INTEGER PRIMARY KEY,
+  key BLOB NOT NULL UNIQUE,
+  workload_id INTEGER NOT NULL REFERENCES workloads(id),
+  report TEXT NOT NULL,
+  created_at INTEGER NOT NULL);
+CREATE INDEX deployments_workload ON deployments(workload_id, id);
+)sql";
+
+constexpr const char* kMigrations[] = {kSchemaV1, kSchemaV2, kSchemaV3, kSchemaV4, kSchemaV5};
 constexpr int kMigrationCount = static_cast<int>(sizeof(kMigrations) / sizeof(kMigrations[0]));
 static_assert(kMigrationCount == kSqliteSchemaVersion, "every schema version needs its migration");
 

@@ -52,6 +52,7 @@ AttemptNode ReadAttempt(const Query& q, int c) {
   a.prompt_tokens = q.Int(c + 11);
   a.completion_tokens = q.Int(c + 12);
   a.created_at = q.Int(c + 13);
+  a.cost_usd = q.Double(c + 14);
   return a;
 }
 
@@ -310,6 +311,7 @@ Result<StoreStats> SqliteStore::Stats() {
       {&s.used_edges, "SELECT count(*) FROM used"},
       {&s.workloads, "SELECT count(*) FROM workloads"},
       {&s.from_workload_edges, "SELECT count(*) FROM from_workload"},
+      {&s.deployments, "SELECT count(*) FROM deployments"},
       {&s.valid_outcomes,
        "SELECT count(*) FROM outcomes WHERE verdict = 'valid' AND flagged = 0 AND speedup IS NOT "
        "NULL"},

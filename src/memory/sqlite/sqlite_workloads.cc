@@ -1,8 +1,10 @@
-// Deployment workloads in the SQLite store: the workload nodes and their from_workload edges to
-// the tasks extracted from them (schema version 4), written by SqliteWriter, read by SqliteStore.
+// Deployment workloads in the SQLite store: the workload nodes, their from_workload edges to the
+// tasks extracted from them (schema version 4) and their deployment reports (version 5),
+// written by SqliteWriter, read by SqliteStore.
 #include <cmath>
 
 #include "../json_object.h"
+#include "../node_checks.h"
 #include "sqlite_store_impl.h"
 #include "sqlite_writer.h"
 
@@ -11,6 +13,8 @@ namespace {
 
 constexpr std::string_view kWorkloadSql =
     "SELECT id, key, name, workload_hash, attrs, created_at FROM workloads";
+constexpr std::string_view kDeploymentSql =
+    "SELECT id, key, workload_id, report, created_at FROM deployments";
 constexpr std::string_view kEdgeSql =
     "SELECT workload_id, task_id, phases, weight, attrs, created_at FROM from_workload";
 
@@ -47,19 +51,20 @@ Result<std::vector<FromWorkloadEdge>> Edges(Db& db, std::string_view where, Node
   }
 }
 
+DeploymentRecord ReadDeployment(const Query& q) {
+  DeploymentRecord d;
+  d.id = q.Int(0);
+  d.key = BlobToKey(q.Blob(1));
+  d.workload_id = q.Int(2);
+  d.report_json = q.Text(3);
+  d.created_at = q.Int(4);
+  return d;
+}
+
 }  // namespace
 
 Result<NodeId> SqliteWriter::PutWorkload(const WorkloadNode& w) {
-  if (w.name.empty() || w.workload_hash.empty()) {
-    return Status::InvalidArgument("a workload needs a name and a workload hash");
-  }
-  if (!w.key.empty() && !IsValidKey(w.key)) {
-    return Status::InvalidArgument("bad workload key '" + w.key +
-                                   "': expected 32 lowercase hex digits");
-  }
-  if (!IsJsonObject(w.attrs_json)) {
-    return Status::InvalidArgument("workload attrs must be a JSON object");
-  }
+  KOPE_RETURN_IF_ERROR(CheckWorkload(w));
   const std::string blob = KeyToBlob(w.key.empty() ? WorkloadKey(w.name, w.workload_hash) : w.key);
   KOPE_ASSIGN_OR_RETURN(
       Query q, db_.Prepare("INSERT INTO workloads(key, name, workload_hash, attrs, created_at) "
@@ -94,6 +99,25 @@ Result<bool> SqliteWriter::AddFromWorkload(const FromWorkloadEdge& e) {
   return add.Changes() == 1;
 }
 
+Result<NodeId> SqliteWriter::AddDeployment(const DeploymentRecord& d) {
+  KOPE_RETURN_IF_ERROR(CheckDeployment(d));
+  KOPE_ASSIGN_OR_RETURN(std::string workload_key,
+                        KeyOf("workloads", NodeKind::kWorkload, d.workload_id));
+  const std::string blob =
+      KeyToBlob(d.key.empty() ? DeploymentKey(workload_key, d.report_json) : d.key);
+  KOPE_ASSIGN_OR_RETURN(Query q,
+                        db_.Prepare("INSERT INTO deployments(key, workload_id, report, created_at) "
+                                    "VALUES (?, ?, ?, ?) ON CONFLICT(key) DO NOTHING"));
+  q.BindBlob(1, blob).Bind(2, d.workload_id).Bind(3, d.report_json).Bind(4, OrNow(d.created_at));
+  KOPE_RETURN_IF_ERROR(q.Run());
+  if (q.Changes() == 1) return db_.LastInsertRowid();
+  KOPE_ASSIGN_OR_RETURN(Query find, db_.Prepare("SELECT id FROM deployments WHERE key = ?"));
+  find.BindBlob(1, blob);
+  KOPE_ASSIGN_OR_RETURN(bool again, find.Step());
+  if (!again) return Status::Internal("a conflicting deployments row vanished");
+  return find.Int(0);
+}
+
 Result<WorkloadNode> SqliteStore::GetWorkload(NodeId id) {
   std::lock_guard lock(mu_);
   static const std::string sql = std::string(kWorkloadSql) + " WHERE id = ?";
@@ -119,6 +143,19 @@ Result<std::vector<FromWorkloadEdge>> SqliteStore::WorkloadTasks(NodeId workload
 Result<std::vector<FromWorkloadEdge>> SqliteStore::TaskWorkloads(NodeId task) {
   std::lock_guard lock(mu_);
   return Edges(*db_, " WHERE task_id = ? ORDER BY workload_id", task);
+}
+
+Result<std::vector<DeploymentRecord>> SqliteStore::WorkloadDeployments(NodeId workload) {
+  std::lock_guard lock(mu_);
+  KOPE_ASSIGN_OR_RETURN(
+      Query q, db_->Prepare(std::string(kDeploymentSql) + " WHERE workload_id = ? ORDER BY id"));
+  q.Bind(1, workload);
+  std::vector<DeploymentRecord> out;
+  while (true) {
+    KOPE_ASSIGN_OR_RETURN(bool row, q.Step());
+    if (!row) return out;
+    out.push_back(ReadDeployment(q));
+  }
 }
 
 }  // namespace kope::memory::sqlite

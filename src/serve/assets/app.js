@@ -63,6 +63,7 @@ kope.legend = () => kope.el('div', { class: 'legend' }, Object.entries(kope.verd
 kope.fmt = {
   speedup: (s) => (s === null || s === undefined ? '-' : Number(s).toFixed(2) + 'x'),
   pct: (f) => (f === null || f === undefined ? '-' : (100 * f).toFixed(1) + '%'),
+  usd: (c) => (c ? '$' + c.toFixed(c < 0.1 ? 4 : 2) : '-'),
   date: (ms) => (ms ? new Date(ms).toISOString().replace('T', ' ').slice(0, 19) : '-'),
   seconds: (s) => {
     if (s === null || s === undefined) return '-';

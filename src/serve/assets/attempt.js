@@ -60,6 +60,7 @@
         ['parent', a.parent ? kope.attemptLink(a.parent) : '(root)'],
         ['hardware', `${a.hardware_node.device} (${a.hardware_node.arch})`],
         ['tokens', `${a.prompt_tokens} prompt + ${a.completion_tokens} completion`],
+        ['cost', kope.fmt.usd(a.cost_usd)],
         ['created', kope.fmt.date(a.created_at)]]),
       ...(a.outcomes.length ? a.outcomes.map(outcomeView) : [kope.el('p', { class: 'muted', text: 'no outcome recorded' })]),
       kope.el('h2', { text: a.parent ? `Diff to its parent a${a.parent}` : 'Diff (a root: its whole source)' }),

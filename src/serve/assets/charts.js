@@ -16,7 +16,7 @@ kope.charts = (function () {
   }
 
   // A frame with axes; returns {svg, x(v), y(v)}.
-  function frame(x0, x1, y0, y1, xLabel, yLabel, cls) {
+  function frame(x0, x1, y0, y1, xLabel, yLabel, cls, xTicks = true) {
     const x = (v) => M.l + ((v - x0) / (x1 - x0 || 1)) * (W - M.l - M.r);
     const y = (v) => H - M.b - ((v - y0) / (y1 - y0 || 1)) * (H - M.t - M.b);
     const svg = s('svg', { width: W, height: H, viewBox: `0 0 ${W} ${H}`, class: 'plot ' + (cls || '') });
@@ -24,7 +24,7 @@ kope.charts = (function () {
       svg.appendChild(s('line', { class: 'grid', x1: M.l, x2: W - M.r, y1: y(t), y2: y(t) }));
       svg.appendChild(s('text', { x: M.l - 6, y: y(t) + 4, 'text-anchor': 'end' }, String(t)));
     }
-    for (const t of ticks(x0, x1, 6)) {
+    for (const t of xTicks ? ticks(x0, x1, 6) : []) {
       svg.appendChild(s('text', { x: x(t), y: H - M.b + 14, 'text-anchor': 'middle' }, String(t)));
     }
     svg.appendChild(s('line', { class: 'axis', x1: M.l, x2: W - M.r, y1: H - M.b, y2: H - M.b }));
@@ -64,17 +64,27 @@ kope.charts = (function () {
     return wrap(title, f.svg, name);
   }
 
-  // bars: [{label, value, color}]
-  function bars(title, name, data, xLabel, yLabel) {
+  // bars: [{label, value, color}]; a few bars are labelled under the axis and with their value,
+  // many only in their tooltips. `ref`: a value marked across the chart (e.g. a speedup of 1).
+  function bars(title, name, data, xLabel, yLabel, ref) {
     if (data.length === 0 || data.every((b) => !b.value)) return empty(title, name);
-    const f = frame(0, data.length, 0, Math.max(...data.map((b) => b.value)) * 1.08, xLabel, yLabel, 'bars');
+    const labelled = data.length <= 8;
+    const top = Math.max(...data.map((b) => b.value), ref || 0) * 1.12;
+    const f = frame(0, data.length, 0, top, xLabel, yLabel, 'bars', !labelled);
     const bw = (W - M.l - M.r) / data.length;
     data.forEach((b, i) => {
       const rect = s('rect', { x: f.x(i) + 1, y: f.y(b.value), width: Math.max(1, bw - 2),
         height: f.y(0) - f.y(b.value), fill: b.color || '#2f6fb3', class: 'bar' });
       rect.appendChild(s('title', {}, `${b.label}: ${b.value}`));
       f.svg.appendChild(rect);
+      if (!labelled) return;
+      const mid = f.x(i) + bw / 2;
+      f.svg.appendChild(s('text', { x: mid, y: H - M.b + 14, 'text-anchor': 'middle', class: 'bar-label' }, b.short || b.label));
+      f.svg.appendChild(s('text', { x: mid, y: f.y(b.value) - 3, 'text-anchor': 'middle' }, String(+b.value.toPrecision(3))));
     });
+    if (ref !== undefined) {
+      f.svg.appendChild(s('line', { x1: M.l, x2: W - M.r, y1: f.y(ref), y2: f.y(ref), stroke: '#444', 'stroke-dasharray': '4 3' }));
+    }
     return wrap(title, f.svg, name);
   }
 

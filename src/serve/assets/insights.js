@@ -1,5 +1,5 @@
 // Insights (searchable list, one with its evidence), search over the graph, a task with the
-// roofline position of its attempts, and deployment workloads.
+// roofline position of its attempts.
 'use strict';
 
 (function () {
@@ -56,24 +56,5 @@
       kope.el('h2', { text: 'Runs' }),
       kope.table([['run', (r) => kope.link('/runs/' + r.id, 'r' + r.id)], ['label', (r) => r.label],
         ['proposer', (r) => r.proposer], ['started', (r) => kope.fmt.date(r.started_at)]], data.runs));
-  });
-
-  kope.route(/^\/workloads$/, async (main) => {
-    const data = await kope.api('/api/workloads');
-    main.replaceChildren(kope.el('h1', { text: 'Deployment workloads' }),
-      data.workloads.length ? kope.table([['workload', (w) => kope.link('/workloads/' + w.id, w.name)],
-        ['model', (w) => w.attrs.model || '-'], ['tasks', (w) => w.tasks, 'num'], ['profiled', (w) => kope.fmt.date(w.created_at)]], data.workloads)
-        : kope.el('p', { class: 'muted', text: 'no workloads profiled (kope deploy profile)' }));
-  });
-
-  kope.route(/^\/workloads\/(\d+)$/, async (main, m) => {
-    const w = await kope.api('/api/workloads/' + m[1]);
-    main.replaceChildren(kope.el('h1', { text: `Workload ${w.name}` }),
-      kope.el('pre', { text: JSON.stringify(w.attrs, null, 2) }),
-      kope.el('div', { class: 'charts' }, kope.charts.bars('share of the workload\'s time by task', 'weights',
-        w.tasks.map((t) => ({ label: t.task.name, value: t.weight })), 'task (by weight)', 'share')),
-      kope.table([['task', (t) => kope.link('/tasks/' + t.task.id, t.task.name)], ['phases', (t) => t.phases.join(', ')],
-        ['weight', (t) => kope.fmt.pct(t.weight), 'num'],
-        ['best', (t) => (t.best ? kope.el('span', {}, kope.fmt.speedup(t.best.outcome.speedup), ' ', kope.attemptLink(t.best.id)) : '-'), 'num']], w.tasks));
   });
 })();

@@ -43,6 +43,7 @@
       ['verdicts', (r) => verdicts(r.summary)],
       ['best', (r) => (r.summary.best ? kope.el('span', {}, kope.fmt.speedup(r.summary.best.speedup), ' ', kope.attemptLink(r.summary.best.attempt)) : '-'), 'num'],
       ['tokens', (r) => r.summary.prompt_tokens + r.summary.completion_tokens, 'num'],
+      ['cost', (r) => kope.fmt.usd(r.summary.cost_usd), 'num'],
       ['', (r) => kope.link(`/runs/${r.id}/live`, 'live')],
     ], runs.runs, (r) => ({ 'data-run': r.id, class: 'run' }));
     const more = runs.total > runs.offset + runs.runs.length;

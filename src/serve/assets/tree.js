@@ -52,6 +52,8 @@
 
   function charts(data) {
     const progress = data.progress.filter((p) => p.best !== null);
+    let spent = 0;
+    const cost = data.tokens.map((t) => [t.order, (spent += t.cost_usd)]);
     const tried = data.progress.filter((p) => p.speedup !== null);
     return kope.el('div', { class: 'charts' },
       kope.charts.line('best speedup over attempts', 'progress', [
@@ -60,7 +62,10 @@
       kope.charts.bars('speedup distribution (valid attempts)', 'distribution',
         data.histogram.map((b) => ({ label: `${b.from.toFixed(2)}-${b.to.toFixed(2)}x`, value: b.count })), 'speedup bin', 'attempts'),
       kope.charts.bars('tokens per attempt', 'tokens',
-        data.tokens.map((t) => ({ label: 'a' + t.attempt, value: t.prompt + t.completion, color: '#8e7cc3' })), 'attempt', 'tokens'));
+        data.tokens.map((t) => ({ label: 'a' + t.attempt, value: t.prompt + t.completion, color: '#8e7cc3' })), 'attempt', 'tokens'),
+      spent > 0 ? kope.charts.line('cost of the run so far', 'cost', [{ name: 'cost', color: '#b8860b', points: cost, step: true }], 'attempt', 'US$')
+        : kope.el('div', { class: 'chart', 'data-chart': 'cost' }, kope.el('div', { class: 'title', text: 'cost of the run so far' }),
+          kope.el('p', { class: 'muted', text: 'no priced model calls (the offline proposer, or no [prices] for the model)' })));
   }
 
   kope.route(/^\/runs\/(\d+)$/, async (main, m) => {
@@ -76,6 +81,7 @@
         ['attempts', `${s.attempts} (` + Object.entries(s.verdicts).map(([v, n]) => `${n} ${v}`).join(', ') + ')'],
         ['best', s.best ? kope.el('span', {}, kope.fmt.speedup(s.best.speedup), ', ', kope.fmt.pct(s.best.roofline), ' of the roofline, ', kope.attemptLink(s.best.attempt)) : '-'],
         ['tokens', `${s.prompt_tokens} prompt + ${s.completion_tokens} completion`],
+        ['cost', kope.fmt.usd(s.cost_usd)],
         ['live', kope.link(`/runs/${id}/live`, 'follow this run')]]),
       kope.el('h2', { text: 'Episode tree' }), kope.legend(),
       kope.el('div', { class: 'tree-box' }, kope.episodeTree(tree)),

@@ -49,6 +49,63 @@ OptimizedStore Make() {
 
 }  // namespace
 
+memory::NodeId AddDeployedWorkload(memory::GraphStore& store, memory::NodeId rejected,
+                                   memory::NodeId accepted) {
+  using nlohmann::json;
+  auto figures = [](double prefill, double decode) {
+    return json::array({{{"entry", 0},
+                         {"batch", 1},
+                         {"prefill_ms",
+                          {{"unpatched", {{"median", 20}}},
+                           {"patched", {{"median", 20 / prefill}}},
+                           {"speedup", prefill},
+                           {"noise", 0.02},
+                           {"win", prefill > 1.02},
+                           {"loss", false}}},
+                         {"decode_tokens_per_s",
+                          {{"unpatched", {{"median", 50}}},
+                           {"patched", {{"median", 50 * decode}}},
+                           {"speedup", decode},
+                           {"noise", 0.03},
+                           {"win", decode > 1.03},
+                           {"loss", decode < 0.97}}}}});
+  };
+  const json report = {{"format", "kope-validation-1"},
+                       {"workload", "chat"},
+                       {"tasks",
+                        {{{"task", "rmsnorm"},
+                          {"tried",
+                           {{{"attempt", rejected},
+                             {"kind", "native"},
+                             {"accepted", false},
+                             {"reason", "fails in the model: top-1 agreement 0.5 < 0.99"},
+                             {"gate", {{"passed", false}}}},
+                            {{"attempt", accepted},
+                             {"kind", "native"},
+                             {"accepted", true},
+                             {"reason", "accepted"},
+                             {"gate", {{"passed", true}}},
+                             {"e2e", figures(1.25, 1.1)}}}}}}},
+                       {"dropped", json::array()},
+                       {"patches", {"rmsnorm"}},
+                       {"gate", nullptr},
+                       {"artifact", "/out/kope-patch-chat"},
+                       {"e2e", figures(1.25, 1.1)}};
+  memory::NodeId workload = 0;
+  Status written = store.Write([&](memory::GraphWriter& w) -> Status {
+    memory::WorkloadNode node;
+    node.name = "chat";
+    node.workload_hash = "test";
+    KOPE_ASSIGN_OR_RETURN(workload, w.PutWorkload(node));
+    memory::DeploymentRecord d;
+    d.workload_id = workload;
+    d.report_json = report.dump();
+    return w.AddDeployment(d).status();
+  });
+  if (!written.ok()) std::abort();
+  return workload;
+}
+
 fs::path MakeScratchDir(const std::string& prefix) {
   std::string pattern = (fs::temp_directory_path() / (prefix + "-XXXXXX")).string();
   if (::mkdtemp(pattern.data()) == nullptr) std::abort();

@@ -35,8 +35,9 @@ struct StoreOptions {
 
 // The schema version this build writes. Version 1: the first release. Version 2: outcomes
 // carry a normalized error signature, indexed (backfilled on migration). Version 3: two ranking
-// indexes fewer (a family on any hardware, a hardware for any family).
-inline constexpr int kSqliteSchemaVersion = 4;
+// indexes fewer (a family on any hardware, a hardware for any family). Version 4: deployment
+// workloads. Version 5: an attempt's cost; deployment reports.
+inline constexpr int kSqliteSchemaVersion = 5;
 
 Result<std::unique_ptr<GraphStore>> OpenSqliteStore(const std::filesystem::path& path,
                                                     const StoreOptions& options = {});

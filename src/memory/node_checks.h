@@ -1,0 +1,19 @@
+// The checks a store makes before writing a workload or a deployment record, private to the
+// memory component: one definition for both stores.
+#ifndef KOPE_SRC_MEMORY_NODE_CHECKS_H_
+#define KOPE_SRC_MEMORY_NODE_CHECKS_H_
+
+#include "kope/base/status.h"
+#include "kope/memory/model.h"
+
+namespace kope::memory {
+
+// A name and a workload hash, a well-formed key where one is given, attrs a JSON object.
+Status CheckWorkload(const WorkloadNode& workload);
+// A well-formed key where one is given, the report a JSON object. (That the workload exists is
+// the store's to check.)
+Status CheckDeployment(const DeploymentRecord& deployment);
+
+}  // namespace kope::memory
+
+#endif  // KOPE_SRC_MEMORY_NODE_CHECKS_H_
