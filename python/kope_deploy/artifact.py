@@ -97,7 +97,8 @@ def _write_kernel(folder, p):
     """Writes one patch's kernel file(s) under folder/kernels; its patches.json entry."""
     if p.kind == "runtime":  # its code is the package's decode_graph.py, hashed with kope's files
         return {"name": p.name, "kind": "runtime", "file": "decode_graph.py",
-                "options": {"max_cache_len": p.max_cache_len, "loop": p.loop, "fuse": p.fuse}}
+                "options": {"max_cache_len": p.max_cache_len, "loop": p.loop, "fuse": p.fuse,
+                            "fuse_prefill": p.fuse_prefill}}
     source = p.source.encode()
     entry = {"name": p.name, "kind": p.kind, "module_type": p.module_type, "pattern": p.pattern,
              "parameters": p.parameters, "keys": p.signatures,

@@ -59,19 +59,23 @@ NEUTRAL_CONFIG = {"num_beams": 1, "repetition_penalty": 1.0, "no_repeat_ngram_si
 
 class DecodeGraph:
     """`max_cache_len`: the longest sequence (prompt and generated tokens) a cache holds;
-    `loop`: greedy generate() calls run the patch's loop (above); `fuse`: the decode step, and
-    the prefill of each shape that is captured, are compiled by torch.compile (their small
-    operations fused into fewer kernels, their matrix products left to the libraries) before
-    they are captured, on their first call, and each layer's projections that read the same
-    input run as one product (merge_linear)."""
+    `loop`: greedy generate() calls run the patch's loop (above); `fuse`: the decode step is
+    compiled by torch.compile (its small operations fused into fewer kernels, its matrix
+    products left to the libraries) before it is captured, on its first call, and each layer's
+    projections that read the same input run as one product (merge_linear); `fuse_prefill`
+    (with `fuse`): so is the prefill of each shape that is captured (a compilation per shape;
+    more rounding differences from eager than the step's alone)."""
 
     kind = "runtime"
     name = "decode_graph"
 
-    def __init__(self, max_cache_len, loop=True, fuse=False):
+    def __init__(self, max_cache_len, loop=True, fuse=False, fuse_prefill=False):
+        if fuse_prefill and not fuse:
+            raise ValueError("decode_graph: fuse_prefill needs fuse")
         self.max_cache_len = int(max_cache_len)
         self.loop = bool(loop)
         self.fuse = bool(fuse)
+        self.fuse_prefill = bool(fuse_prefill)
         self.calls = collections.Counter()      # "prefill (eager)", "decode (replayed)", ...
         self.fallbacks = collections.Counter()  # why -> calls the model's own forward ran
         self.model, self.installed = None, False
@@ -215,10 +219,10 @@ class DecodeGraph:
         return output(logits.clone())
 
     def _step(self, phase, key):
-        """The forward a call runs: the compiled one (with `fuse`) for every decode step and for
-        the prefill shapes that will be captured (the first MAX_PREFILL_SHAPES: a compilation
-        per shape), else the model's own."""
-        if self.step is None:
+        """The forward a call runs: the compiled one for every decode step (with `fuse`) and for
+        the prefill shapes that will be captured (with `fuse_prefill`: the first
+        MAX_PREFILL_SHAPES, a compilation per shape), else the model's own."""
+        if self.step is None or (phase == "prefill" and not self.fuse_prefill):
             return self.forward
         if phase == "prefill" and key not in self.compiled:
             if self.seen[key] > 1 or len(self.compiled) >= MAX_PREFILL_SHAPES:

@@ -96,7 +96,7 @@ class DecodeGraphTest(unittest.TestCase):
         del merged
         self.assertEqual(len(states), 2)  # each step shape keyed once per place of the weights
 
-    def test_fused_compiles_every_decode_step_and_the_first_prefill_shapes(self):
+    def test_fused_compiles_every_decode_step_and_with_the_prefill_its_first_shapes(self):
         compiled = []  # the phase of every call the compiled forward ran
 
         def counting(forward):
@@ -104,19 +104,24 @@ class DecodeGraphTest(unittest.TestCase):
                 compiled.append("decode" if input_ids.shape[1] == 1 else "prefill")
                 return forward(input_ids=input_ids, **kwargs)
             return step
+        shapes = decode_graph.MAX_PREFILL_SHAPES + 2
         original, decode_graph.compiled_forward = decode_graph.compiled_forward, counting
         try:
-            patch = decode_graph.DecodeGraph(64, fuse=True)
-            patch.apply(self.model)
+            for prefill in (False, True):
+                compiled.clear()
+                patch = decode_graph.DecodeGraph(64, fuse=True, fuse_prefill=prefill)
+                patch.apply(self.model)
+                for length in range(2, 2 + shapes):
+                    for _ in range(2):  # a shape's second call is captured where CUDA is
+                        generate(self.model, self.ids[:1, :length], 2)
+                patch.release()
+                self.assertEqual(compiled.count("decode"), 2 * shapes)
+                self.assertEqual(compiled.count("prefill"),
+                                 2 * decode_graph.MAX_PREFILL_SHAPES if prefill else 0)
         finally:
             decode_graph.compiled_forward = original
-        shapes = decode_graph.MAX_PREFILL_SHAPES + 2
-        for length in range(2, 2 + shapes):
-            for _ in range(2):  # a shape's second call is the one captured where CUDA is
-                generate(self.model, self.ids[:1, :length], 2)
-        patch.release()
-        self.assertEqual(compiled.count("decode"), 2 * shapes)
-        self.assertEqual(compiled.count("prefill"), 2 * decode_graph.MAX_PREFILL_SHAPES)
+        with self.assertRaises(ValueError):
+            decode_graph.DecodeGraph(64, fuse_prefill=True)
 
     @unittest.skipUnless(torch.cuda.is_available(), "CUDA graphs need a CUDA device")
     def test_on_cuda_the_replayed_steps_compute_what_the_eager_ones_do(self):

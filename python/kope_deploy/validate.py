@@ -61,7 +61,7 @@ def _wins(measured):
 
 # A runtime decision's patch, for one of its variants.
 RUNTIME_PATCHES = {"decode_graph": lambda d, v: decode_graph.DecodeGraph(
-    d["max_cache_len"], fuse=v.get("fuse", False))}
+    d["max_cache_len"], fuse=v.get("fuse", False), fuse_prefill=v.get("fuse_prefill", False))}
 
 
 def try_candidate(model, workload, unpatched, task, candidate, rounds, judge_speed=True):

@@ -129,7 +129,8 @@ class ValidateTest(unittest.TestCase):
             patches = json.load(f)["patches"]
         self.assertEqual([(p["name"], p["kind"], p.get("candidate")) for p in patches],
                          [("decode_graph", "runtime", None), ("rmsnorm", "modelnew", "right.py")])
-        self.assertEqual(patches[0]["options"], {"max_cache_len": 64, "loop": True, "fuse": False})
+        self.assertEqual(patches[0]["options"], {"max_cache_len": 64, "loop": True, "fuse": False,
+                                                 "fuse_prefill": False})
         page = validate.report_html.page(self.result, {})
         self.assertIn("fails in the model", page)
         self.assertIn("<svg", page)

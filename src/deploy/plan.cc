@@ -101,7 +101,7 @@ std::vector<RuntimeDecision> RuntimeDecisions(const Workload& workload, const Pr
   return {{"decode_graph",
            fmt::format("decode is host-bound: the GPU idle {:.0f}% of its time", 100 * idle / wall),
            longest + 1,
-           {{"fused", true}, {"captured", false}}}};
+           {{"fused", true, true}, {"fused-step", true, false}, {"captured", false, false}}}};
 }
 
 std::string PlanJson(const fs::path& workload_json, const fs::path& out_dir,
@@ -132,7 +132,7 @@ std::string PlanJson(const fs::path& workload_json, const fs::path& out_dir,
   for (const RuntimeDecision& d : runtime) {
     json variants = json::array();
     for (const RuntimeVariant& v : d.variants) {
-      variants.push_back({{"name", v.name}, {"fuse", v.fuse}});
+      variants.push_back({{"name", v.name}, {"fuse", v.fuse}, {"fuse_prefill", v.fuse_prefill}});
     }
     plan["runtime"].push_back({{"name", d.name},
                                {"reason", d.reason},

@@ -117,13 +117,15 @@ TEST(PlanJsonTest, HoldsTheTasksCandidatesInOrder) {
   EXPECT_TRUE(plan["runtime"].empty());
   plan = nlohmann::json::parse(
       PlanJson("/d/workload.json", "/d", "{}", {t},
-               {{"decode_graph", "why", 641, {{"fused", true}, {"captured", false}}}}));
+               {{"decode_graph", "why", 641, {{"fused", true, true}, {"captured", false}}}}));
   EXPECT_EQ(plan["runtime"][0]["name"], "decode_graph");
   EXPECT_EQ(plan["runtime"][0]["max_cache_len"], 641);
   ASSERT_EQ(plan["runtime"][0]["variants"].size(), 2u);
   EXPECT_EQ(plan["runtime"][0]["variants"][0]["name"], "fused");
   EXPECT_EQ(plan["runtime"][0]["variants"][0]["fuse"], true);
+  EXPECT_EQ(plan["runtime"][0]["variants"][0]["fuse_prefill"], true);
   EXPECT_EQ(plan["runtime"][0]["variants"][1]["fuse"], false);
+  EXPECT_EQ(plan["runtime"][0]["variants"][1]["fuse_prefill"], false);
 }
 
 // Which workloads and profiles get the decode-graph decision.
@@ -160,10 +162,12 @@ TEST(RuntimeDecisionsTest, DecodeGraphWhereEagerDecodeOnCudaIsHostBound) {
     if (!c.decided) continue;
     EXPECT_EQ(d[0].name, "decode_graph") << c.name;
     EXPECT_EQ(d[0].max_cache_len, 641) << c.name;
-    // The fused step first, the step as the model runs it where that is rejected.
-    ASSERT_EQ(d[0].variants.size(), 2u) << c.name;
-    EXPECT_TRUE(d[0].variants[0].fuse) << c.name;
-    EXPECT_FALSE(d[0].variants[1].fuse) << c.name;
+    // The fused prefill and step first, then the fused step alone, then the step as the model
+    // runs it: each where the one before is rejected.
+    ASSERT_EQ(d[0].variants.size(), 3u) << c.name;
+    EXPECT_TRUE(d[0].variants[0].fuse && d[0].variants[0].fuse_prefill) << c.name;
+    EXPECT_TRUE(d[0].variants[1].fuse && !d[0].variants[1].fuse_prefill) << c.name;
+    EXPECT_FALSE(d[0].variants[2].fuse || d[0].variants[2].fuse_prefill) << c.name;
     EXPECT_NE(d[0].reason.find("host-bound"), std::string::npos) << d[0].reason;
   }
 }

@@ -58,7 +58,8 @@ struct PlanTask {
 // small operations fused) before it is captured.
 struct RuntimeVariant {
   std::string name;
-  bool fuse = false;
+  bool fuse = false;          // the decode step compiled, projections merged
+  bool fuse_prefill = false;  // the prefill compiled too
 };
 
 // A runtime patch the validation step tries beside the kernels, through the same gate
