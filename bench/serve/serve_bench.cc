@@ -1,6 +1,7 @@
 // serve_bench: how long ServeApi takes to answer each page's endpoints (server time, without
-// the network) on a store of 100k attempts. Prints one line per endpoint: the median and the
-// slowest of its repetitions, against the 200 ms target.
+// the network) on a store of 100k attempts (and a workload with 50 validation reports). Prints
+// one line per endpoint: the median and the slowest of its repetitions, against the 200 ms
+// target.
 //
 //   serve_bench [--store PATH] [--repeat N]
 #include <cstdio>
@@ -25,6 +26,65 @@ struct Endpoint {
   kope::serve::ApiRequest request;
 };
 
+// A workload with kDeployments validation reports (kope-validation-1), each of kTrials
+// candidates with their figures alone, for the deployments page; added once to the store.
+constexpr int kDeployments = 50, kTrials = 12;
+
+json Figures(double speedup) {
+  json phase = {{"unpatched", {{"median", 10}}},
+                {"patched", {{"median", 10 / speedup}}},
+                {"speedup", speedup},
+                {"noise", 0.02},
+                {"win", speedup > 1.02},
+                {"loss", speedup < 0.98}};
+  json out = json::array();
+  for (int entry = 0; entry < 2; ++entry) {
+    out.push_back({{"entry", entry},
+                   {"batch", entry == 0 ? 1 : 8},
+                   {"prefill_ms", phase},
+                   {"decode_tokens_per_s", phase},
+                   {"request_ms", phase}});
+  }
+  return out;
+}
+
+void AddDeployments(kope::memory::GraphStore& store) {
+  kope::Status written = store.Write([](kope::memory::GraphWriter& w) -> kope::Status {
+    kope::memory::WorkloadNode workload;
+    workload.name = "bench-workload";
+    workload.workload_hash = "serve-bench";
+    KOPE_ASSIGN_OR_RETURN(kope::memory::NodeId id, w.PutWorkload(workload));
+    for (int d = 0; d < kDeployments; ++d) {
+      json tried = json::array();
+      for (int t = 0; t < kTrials; ++t) {
+        tried.push_back({{"attempt", 1 + t},
+                         {"kind", "native"},
+                         {"accepted", t == 0},
+                         {"reason", t == 0 ? "accepted" : "fails in the model: top-1 0.9"},
+                         {"gate", {{"passed", t == 0}}},
+                         {"e2e", Figures(1 + 0.01 * t)}});
+      }
+      json report = {{"format", "kope-validation-1"},
+                     {"workload", workload.name},
+                     {"tasks", {{{"task", "rmsnorm"}, {"tried", tried}}}},
+                     {"dropped", json::array()},
+                     {"patches", {"rmsnorm"}},
+                     {"gate", nullptr},
+                     {"artifact", "/out/" + std::to_string(d)},
+                     {"e2e", Figures(1.1)}};
+      kope::memory::DeploymentRecord record;
+      record.workload_id = id;
+      record.report_json = report.dump();
+      KOPE_RETURN_IF_ERROR(w.AddDeployment(record).status());
+    }
+    return kope::Status::Ok();
+  });
+  if (!written.ok()) {
+    std::fprintf(stderr, "serve_bench: %s\n", written.ToString().c_str());
+    std::exit(1);
+  }
+}
+
 std::unique_ptr<kope::memory::GraphStore> OpenOrMake(const fs::path& path) {
   const bool exists = fs::exists(path);
   auto store = kope::memory::OpenSqliteStore(path);
@@ -47,6 +107,8 @@ std::unique_ptr<kope::memory::GraphStore> OpenOrMake(const fs::path& path) {
       std::exit(1);
     }
   }
+  auto workloads = (*store)->ListWorkloads();
+  if (workloads.ok() && workloads->empty()) AddDeployments(**store);
   return std::move(store).value();
 }
 
@@ -72,10 +134,13 @@ std::vector<Endpoint> Endpoints(const kope::serve::ServeApi& api) {
   json insights = Answer(api, "/api/insights", {{"limit", "1"}});
   const std::string i = std::to_string(insights["insights"][0]["id"].get<int64_t>());
   const std::string family = run["op_family"];
+  json workloads = Answer(api, "/api/workloads");
+  const std::string w = std::to_string(workloads["workloads"][0]["id"].get<int64_t>());
   return {
       {"runs", {"/api/facets", {}}},
       {"runs", {"/api/runs", {}}},
       {"runs (filtered)", {"/api/runs", {{"family", family}, {"since", "2000-01-01"}}}},
+      {"suites", {"/api/suites", {}}},
       {"run", {"/api/runs/" + r, {}}},
       {"run", {"/api/runs/" + r + "/tree", {}}},
       {"run", {"/api/runs/" + r + "/charts", {}}},
@@ -87,6 +152,7 @@ std::vector<Endpoint> Endpoints(const kope::serve::ServeApi& api) {
       {"insight", {"/api/insights/" + i, {}}},
       {"search", {"/api/search", {{"q", "tile shared memory"}}}},
       {"deployments", {"/api/workloads", {}}},
+      {"workload", {"/api/workloads/" + w, {}}},
       {"stats", {"/api/stats", {}}},
   };
 }

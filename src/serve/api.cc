@@ -32,6 +32,7 @@ const std::vector<Route>& Routes() {
        internal::RunsView,
        {"task", "family", "hardware", "proposer", "label", "since", "until", "limit", "offset"}},
       {{"runs", ":id"}, NodeKind::kRun, internal::RunView, {}},
+      {{"suites"}, NodeKind::kRun, internal::SuitesView, {}},
       {{"runs", ":id", "tree"}, NodeKind::kRun, internal::RunTreeView, {}},
       {{"runs", ":id", "attempts"}, NodeKind::kRun, internal::RunAttemptsView, {"after"}},
       {{"runs", ":id", "charts"}, NodeKind::kRun, internal::RunChartsView, {"bins"}},

@@ -167,8 +167,9 @@ TEST_F(ServeApiTest, InsightsSearchTasksAndWorkloads) {
 }
 
 // A run whose attempts cost something, and a workload with a deployment report, in a store of
-// their own: the cost per attempt and per run, the report as the workload page shows it.
-TEST(ServeApiCostsTest, CostsPerRunAndDeploymentReports) {
+// their own: the cost per attempt and per run, a suite's runs, the report as the workload page
+// shows it.
+TEST(ServeApiCostsTest, CostsPerRunSuitesAndDeploymentReports) {
   const std::filesystem::path dir = testing::MakeScratchDir("kope-serve-costs");
   auto opened = memory::OpenSqliteStore(dir / "store.db");
   ASSERT_TRUE(opened.ok()) << opened.status().ToString();
@@ -186,6 +187,8 @@ TEST(ServeApiCostsTest, CostsPerRunAndDeploymentReports) {
                     KOPE_ASSIGN_OR_RETURN(r.task_id, w.PutTask(task));
                     KOPE_ASSIGN_OR_RETURN(r.hardware_id, w.PutHardware(hw));
                     KOPE_ASSIGN_OR_RETURN(run, w.PutRun(r));
+                    r.label = "bench:level1";  // a suite's run beside it
+                    KOPE_RETURN_IF_ERROR(w.PutRun(r).status());
                     for (int i = 0; i < 2; ++i) {
                       memory::AttemptNode a;
                       a.run_id = run;
@@ -202,7 +205,12 @@ TEST(ServeApiCostsTest, CostsPerRunAndDeploymentReports) {
   auto get = [&](const std::string& path) { return json::parse(api.Handle({path, {}}).body); };
   const std::string base = "/api/runs/" + std::to_string(run);
   EXPECT_EQ(get(base)["summary"]["cost_usd"], 2.0);
-  EXPECT_EQ(get("/api/runs")["runs"][0]["summary"]["cost_usd"], 2.0);
+  EXPECT_EQ(get("/api/runs")["runs"][1]["summary"]["cost_usd"], 2.0);  // newest first
+  const json suites = get("/api/suites")["suites"];
+  ASSERT_EQ(suites.size(), 1u);
+  EXPECT_EQ(suites[0]["suite"], "level1");
+  EXPECT_EQ(suites[0]["runs"], 1);
+  EXPECT_EQ(suites[0]["tasks"], 1);
   EXPECT_EQ(get(base + "/charts")["tokens"][1]["cost_usd"], 1.5);
   EXPECT_EQ(get("/api/attempts/" + std::to_string(attempts[0]))["cost_usd"], 0.5);
 

@@ -175,6 +175,27 @@ TEST_F(BrowserTest, DeploymentReportWithItsChartsAndRejections) {
   EXPECT_EQ(Eval("document.querySelectorAll('[data-chart=cost]').length"), 1);
 }
 
+TEST_F(BrowserTest, SuitesLeadToTheirRuns) {
+  Result<memory::RunNode> run = store_->GetRun(run_);
+  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  Status written = writer_->Write([&](memory::GraphWriter& w) -> Status {
+    memory::RunNode suite_run = *run;
+    suite_run.id = 0;
+    suite_run.key.clear();
+    suite_run.label = "bench:smoke";
+    return w.PutRun(suite_run).status();
+  });
+  ASSERT_TRUE(written.ok()) << written.ToString();
+  Open("/suites", "suites");
+  ASSERT_EQ(Eval("document.querySelectorAll('tr.suite').length"), 1);
+  Open(Eval("document.querySelector('tr.suite a').getAttribute('href')").get<std::string>(),
+       "suite-runs");
+  EXPECT_EQ(Eval("document.querySelectorAll('tr.run').length"), 1);
+  EXPECT_NE(
+      Eval("document.querySelector('tr.run').textContent").get<std::string>().find("bench:smoke"),
+      std::string::npos);
+}
+
 TEST_F(BrowserTest, LiveRunShowsANewAttemptWithoutReloading) {
   const json before = Api("/api/runs/" + std::to_string(run_) + "/tree");
   Open("/runs/" + std::to_string(run_) + "/live", "live-before");

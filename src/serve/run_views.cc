@@ -55,6 +55,9 @@ json Summary(const std::vector<AttemptView>& attempts) {
   return j;
 }
 
+// `kope bench` labels the runs of a suite "bench:NAME".
+constexpr std::string_view kSuiteLabel = "bench:";
+
 struct RunFilter {
   std::string task, family, hardware, proposer, label;
   memory::UnixMillis since = 0, until = 0;
@@ -171,6 +174,43 @@ Result<json> RunsView(GraphStore& store, const Params& params, NodeId) {
     rows.push_back(std::move(row));
   }
   return json{{"total", kept.size()}, {"offset", offset}, {"limit", limit}, {"runs", rows}};
+}
+
+Result<json> SuitesView(GraphStore& store, const Params&, NodeId) {
+  KOPE_ASSIGN_OR_RETURN(auto hardware, store.ListHardware());
+  KOPE_ASSIGN_OR_RETURN(std::vector<memory::RunNode> runs, store.ListRuns(0));
+  const auto hw_by_id = ById(std::move(hardware));
+  struct Suite {
+    int64_t runs = 0;
+    std::set<NodeId> tasks;
+    std::set<std::string> proposers, devices;
+    memory::UnixMillis first = 0, last = 0;
+  };
+  std::map<std::string, Suite> suites;
+  for (const memory::RunNode& run : runs) {
+    if (!run.label.starts_with(kSuiteLabel)) continue;
+    Suite& s = suites[run.label];
+    s.runs++;
+    s.tasks.insert(run.task_id);
+    s.proposers.insert(RunProposer(run));
+    if (const memory::HardwareNode* hw = Find(hw_by_id, run.hardware_id)) {
+      s.devices.insert(hw->device);
+    }
+    s.first = s.first == 0 ? run.started_at : std::min(s.first, run.started_at);
+    s.last = std::max(s.last, run.started_at);
+  }
+  json rows = json::array();
+  for (const auto& [label, s] : suites) {
+    rows.push_back({{"label", label},
+                    {"suite", label.substr(kSuiteLabel.size())},
+                    {"runs", s.runs},
+                    {"tasks", s.tasks.size()},
+                    {"proposers", s.proposers},
+                    {"devices", s.devices},
+                    {"first_started_at", s.first},
+                    {"last_started_at", s.last}});
+  }
+  return json{{"suites", rows}};
 }
 
 Result<json> RunView(GraphStore& store, const Params&, NodeId id) {

@@ -55,7 +55,9 @@ int PageStatus(memory::GraphStore& store, const std::string& path) {
       {"tasks", memory::NodeKind::kTask},
       {"insights", memory::NodeKind::kInsight},
       {"workloads", memory::NodeKind::kWorkload}};
-  if (path == "/" || path == "/insights" || path == "/search" || path == "/workloads") return 200;
+  for (const char* page : {"/", "/suites", "/insights", "/search", "/workloads"}) {
+    if (path == page) return 200;
+  }
   std::vector<std::string> parts;
   std::stringstream in(path);
   for (std::string part; std::getline(in, part, '/');) {

@@ -20,6 +20,7 @@ using View = Result<nlohmann::json> (*)(memory::GraphStore& store, const Params&
 Result<nlohmann::json> StatsView(memory::GraphStore& store, const Params& params, memory::NodeId);
 Result<nlohmann::json> FacetsView(memory::GraphStore& store, const Params& params, memory::NodeId);
 Result<nlohmann::json> RunsView(memory::GraphStore& store, const Params& params, memory::NodeId);
+Result<nlohmann::json> SuitesView(memory::GraphStore& store, const Params& params, memory::NodeId);
 Result<nlohmann::json> RunView(memory::GraphStore& store, const Params& params, memory::NodeId id);
 Result<nlohmann::json> RunTreeView(memory::GraphStore& store, const Params& params,
                                    memory::NodeId id);

@@ -1,8 +1,9 @@
-// The run list with its filters, and the live view of a run (polls for new attempts).
+// The run list with its filters, the suites (`kope bench`) with their runs, and the live view of
+// a run (polls for new attempts).
 'use strict';
 
 (function () {
-  const FILTERS = ['task', 'family', 'hardware', 'proposer', 'since', 'until'];
+  const FILTERS = ['task', 'family', 'hardware', 'proposer', 'label', 'since', 'until'];
 
   function select(name, values, current) {
     return kope.el('select', { name }, kope.el('option', { value: '', text: 'any' }),
@@ -17,6 +18,7 @@
       field('family', select('family', facets.families.map((f) => [f, f]), params.get('family'))),
       field('hardware', select('hardware', facets.hardware.map((h) => [String(h.id), `${h.device} (${h.arch})`]), params.get('hardware'))),
       field('proposer', select('proposer', facets.proposers.map((p) => [p, p]), params.get('proposer'))),
+      field('label', select('label', facets.labels.map((l) => [l, l]), params.get('label'))),
       field('since', text('since', 'YYYY-MM-DD')),
       field('until', text('until', 'YYYY-MM-DD')),
       kope.el('button', { type: 'submit', text: 'filter' }));
@@ -52,6 +54,18 @@
     main.replaceChildren(kope.el('h1', { text: 'Runs' }), filterForm(facets, params),
       kope.el('p', { class: 'muted', text: `${runs.total} runs` + (runs.total ? `, showing ${runs.offset + 1}-${runs.offset + runs.runs.length}` : '') }),
       table, more ? kope.link('/?' + next, 'more') : null);
+  });
+
+  kope.route(/^\/suites$/, async (main) => {
+    const data = await kope.api('/api/suites');
+    main.replaceChildren(kope.el('h1', { text: 'Suites' }),
+      data.suites.length ? kope.table([
+        ['suite', (s) => kope.link('/?' + new URLSearchParams({ label: s.label }), s.suite)],
+        ['runs', (s) => s.runs, 'num'], ['tasks', (s) => s.tasks, 'num'],
+        ['proposers', (s) => s.proposers.join(', ')], ['hardware', (s) => s.devices.join(', ')],
+        ['first run', (s) => kope.fmt.date(s.first_started_at)], ['last run', (s) => kope.fmt.date(s.last_started_at)]],
+      data.suites, (s) => ({ class: 'suite' }))
+        : kope.el('p', { class: 'muted', text: 'no suites run yet (kope bench)' }));
   });
 
   // The live view: the run's attempts, polled; new rows are marked.
