@@ -52,8 +52,11 @@ def replay_ms(patch, phase, batch, prompt, steps=50):
     """A captured graph's GPU time: the batch size's `phase` ("prefill" or "decode") graph
     replayed `steps` times back to back, the cache's length set to where the phase starts first
     (each replay appends to it; a prefill's, set back before every replay by one kernel)."""
+    patch.apply(patch.model)  # the state the patch's graphs would serve now
+    state = decode_graph._state(patch.model)
+    patch.remove()
     graphs = [g for key, g in patch.graphs.items()
-              if g and key[0] == patch.state and key[1] == phase and key[2][1][0] == batch]
+              if g and key[0] == state and key[1] == phase and key[2][1][0] == batch]
     if not graphs:
         return None
     graph = graphs[-1][0]  # the latest shape captured over the model as it is now

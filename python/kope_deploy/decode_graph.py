@@ -93,7 +93,7 @@ class DecodeGraph:
             self.capture = self.device.type == "cuda"
             self.pool = torch.cuda.graph_pool_handle() if self.capture else None
             self.step = compiled_forward(model.forward) if self.fuse else None
-            self.merged = merge_linear.Merged(model) if self.fuse else None
+            self.merged = merge_linear.shared(model) if self.fuse else None
         if self.merged is not None:
             self.merged.install()
         self.original = model.__dict__.get("forward")
@@ -204,8 +204,8 @@ class DecodeGraph:
             return self.forward(input_ids=input_ids, past_key_values=cache, **kwargs)
         key = (self.state, phase) + key
         self.seen[key] += 1
-        step = self._step(phase, key)
-        if self.capture and self.seen[key] == 2 and self._capturable(phase, cache, kwargs):
+        step = self._step(phase, key, cache, kwargs)
+        if self.capture and self.seen[key] == 2 and self._capturable(phase, cache, kwargs, key):
             self.graphs[key] = self._record(step, input_ids, cache, kwargs)
         if not self.graphs.get(key):
             self.calls[f"{phase} (eager)"] += 1
@@ -218,33 +218,22 @@ class DecodeGraph:
         self.calls[f"{phase} (replayed)"] += 1
         return output(logits.clone())
 
-    def _step(self, phase, key):
-        """The forward a call runs: the compiled one for every decode step (with `fuse`) and for
-        the prefill shapes that will be captured (with `fuse_prefill`: the first
-        MAX_PREFILL_SHAPES, a compilation per shape), else the model's own."""
+    def _step(self, phase, key, cache, kwargs):
+        """The forward a call runs: the compiled one for every decode step (with `fuse`) and,
+        with `fuse_prefill`, for the prefill shapes that will be captured (a compilation per
+        shape, on its first call), else the model's own."""
         if self.step is None or (phase == "prefill" and not self.fuse_prefill):
             return self.forward
         if phase == "prefill" and key not in self.compiled:
-            if self.seen[key] > 1 or len(self.compiled) >= MAX_PREFILL_SHAPES:
+            if self.seen[key] > 1 or _why_not_captured(self, phase, cache, kwargs, key):
                 return self.forward
             self.compiled.add(key)
         return self.step
 
-    def _capturable(self, phase, cache, kwargs):
-        """Whether this call may be captured (else it runs eagerly, counted as a fallback):
-        - not over a cache that keeps its length in Python (a sliding window's layers do: a
-          replayed graph runs no Python, so that length would stand still);
-        - a prefill only where the caller keeps the last position's logits (generate() does:
-          a graph holds its outputs for as long as it lives), and for the first
-          MAX_PREFILL_SHAPES shapes only (prompts come in many lengths)."""
-        why = None
-        if any(hasattr(layer, "cumulative_length_int") for layer in cache.layers):
-            why = "a cache that keeps its length in Python (a sliding window)"
-        elif phase == "prefill" and kwargs.get("logits_to_keep") != 1:
-            why = "a prefill that returns the logits of every position"
-        elif phase == "prefill" and MAX_PREFILL_SHAPES <= sum(
-                1 for key, g in self.graphs.items() if g and key[1] == phase):
-            why = f"a prefill shape past the first {MAX_PREFILL_SHAPES}"
+    def _capturable(self, phase, cache, kwargs, key):
+        """Whether this call may be captured; else it runs eagerly, counted as a fallback with
+        its reason (_why_not_captured)."""
+        why = _why_not_captured(self, phase, cache, kwargs, key)
         if why is not None:
             self.fallbacks[f"not captured: {why}"] += 1
         return why is None
@@ -266,6 +255,29 @@ class DecodeGraph:
             out_type = type(out)
             return out_type(logits=logits, past_key_values=cache)
         return graph, static, out.logits, output
+
+
+def _why_not_captured(patch, phase, cache, kwargs, key):
+    """Why a call of `key` may not be captured, or None:
+    - a cache that keeps its length in Python (a sliding window's layers do: a replayed graph
+      runs no Python, so that length would stand still);
+    - a prefill where the caller keeps more than the last position's logits (generate() keeps
+      that one alone: a graph holds its outputs for as long as it lives);
+    - a prefill past the first MAX_PREFILL_SHAPES shapes of the model's state (prompts come in
+      many lengths), counted among the compiled ones with `fuse_prefill` (so that every
+      captured prefill is a compiled one), else among the captured ones."""
+    if any(hasattr(layer, "cumulative_length_int") for layer in cache.layers):
+        return "a cache that keeps its length in Python (a sliding window)"
+    if phase != "prefill":
+        return None
+    if kwargs.get("logits_to_keep") != 1:
+        return "a prefill that returns the logits of every position"
+    taken = patch.compiled if patch.fuse_prefill else \
+        {k for k, graph in patch.graphs.items() if graph}
+    taken = {k for k in taken if k[:2] == key[:2]}  # this state's prefills
+    if key not in taken and len(taken) >= MAX_PREFILL_SHAPES:
+        return f"a prefill shape past the first {MAX_PREFILL_SHAPES}"
+    return None
 
 
 RECOMPILE_LIMIT = 64  # compiled versions of one forward, as transformers' chunked prefill allows

@@ -73,11 +73,12 @@ class DecodeGraphTest(unittest.TestCase):
                                 sliding_window=8)
         patch = decode_graph.DecodeGraph(32)
         plain = StaticCache(config=self.model.config, max_cache_len=32)
-        self.assertTrue(patch._capturable("decode", plain, {}))
-        self.assertTrue(patch._capturable("prefill", plain, {"logits_to_keep": 1}))
-        self.assertFalse(patch._capturable("prefill", plain, {}))  # every position's logits
-        self.assertFalse(patch._capturable("decode", StaticCache(config=sliding,
-                                                                 max_cache_len=32), {}))
+        decode, prefill = (None, "decode"), (None, "prefill")
+        self.assertTrue(patch._capturable("decode", plain, {}, decode))
+        self.assertTrue(patch._capturable("prefill", plain, {"logits_to_keep": 1}, prefill))
+        self.assertFalse(patch._capturable("prefill", plain, {}, prefill))  # every position's
+        self.assertFalse(patch._capturable("decode", StaticCache(config=sliding, max_cache_len=32),
+                                           {}, decode))
         self.assertEqual(patch.fallbacks, {
             "not captured: a prefill that returns the logits of every position": 1,
             "not captured: a cache that keeps its length in Python (a sliding window)": 1})
@@ -95,6 +96,19 @@ class DecodeGraphTest(unittest.TestCase):
         patch.release()
         del merged
         self.assertEqual(len(states), 2)  # each step shape keyed once per place of the weights
+
+    def test_two_fused_patches_move_the_weights_once(self):
+        weight = self.model.model.layers[0].self_attn.q_proj.weight
+        first = decode_graph.DecodeGraph(64, fuse=True)
+        first.apply(self.model)
+        merged_at = weight.data_ptr()
+        first.remove()
+        second = decode_graph.DecodeGraph(64, fuse=True, fuse_prefill=True)
+        second.apply(self.model)
+        self.assertEqual(weight.data_ptr(), merged_at)
+        self.assertIs(second.merged, first.merged)
+        second.release()
+        first.release()
 
     def test_fused_compiles_every_decode_step_and_with_the_prefill_its_first_shapes(self):
         compiled = []  # the phase of every call the compiled forward ran

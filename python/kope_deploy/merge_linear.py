@@ -15,6 +15,7 @@ their slice when they are called on the same input; a call on any other input (o
 runs its own product. Needs torch only: kope's patch artifacts carry this file as it is.
 """
 import itertools
+import weakref
 
 import torch
 import torch.nn.functional as F
@@ -116,6 +117,19 @@ class Merged:
             for m in group.linears:
                 if m.__dict__.get("forward") is self.forwards[m]:
                     del m.forward
+
+
+_SHARED = weakref.WeakKeyDictionary()  # model -> its Merged
+
+
+def shared(model):
+    """The model's one Merged: patches that merge its projections share it, so that the weights
+    move once (a second Merged would merge them again, moving them under the graphs captured
+    over the first)."""
+    merged = _SHARED.get(model)
+    if merged is None:
+        merged = _SHARED[model] = Merged(model)
+    return merged
 
 
 def _member(group, index):

@@ -153,6 +153,7 @@ json AttemptJson(const AttemptView& v) {
           {"proposer", a.proposer},
           {"prompt_tokens", a.prompt_tokens},
           {"completion_tokens", a.completion_tokens},
+          {"cost_usd", a.cost_usd},
           {"created_at", a.created_at},
           {"outcome", v.outcome ? OutcomeJsonValue(*v.outcome) : json(nullptr)}};
 }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
+#include <type_traits>
 
 #include "kope/base/file.h"
 
@@ -16,17 +17,34 @@ using json = nlohmann::json;
 constexpr std::pair<const char*, const char*> kPhases[] = {
     {"prefill_ms", "prefill"}, {"decode_tokens_per_s", "decode"}, {"request_ms", "request"}};
 
+// A field of an object, or `fallback` where it is absent, null or of another type (reports are
+// read back from the store by `kope serve`, which must show what it can of any of them).
+template <typename T>
+T Field(const json& object, const char* key, T fallback) {
+  if (!object.is_object()) return fallback;
+  auto it = object.find(key);
+  if (it == object.end()) return fallback;
+  if constexpr (std::is_same_v<T, bool>) {
+    return it->is_boolean() ? it->template get<bool>() : fallback;
+  } else {
+    return it->is_number() ? it->template get<T>() : fallback;
+  }
+}
+
+double Median(const json& figure, const char* side) {
+  return figure.is_object() && figure.contains(side) ? Field(figure[side], "median", 0.0) : 0.0;
+}
+
 std::vector<EntryFigure> ReadEntries(const json& measured) {
   std::vector<EntryFigure> out;
   if (!measured.is_array()) return out;
   for (const json& m : measured) {
     for (const auto& [key, phase] : kPhases) {
-      if (!m.contains(key)) continue;
+      if (!m.is_object() || !m.contains(key)) continue;
       const json& f = m[key];
-      out.push_back({m.value("entry", int64_t{0}), m.value("batch", int64_t{0}), phase,
-                     f["unpatched"].value("median", 0.0), f["patched"].value("median", 0.0),
-                     f.value("speedup", 0.0), f.value("noise", 0.0), f.value("win", false),
-                     f.value("loss", false)});
+      out.push_back({Field(m, "entry", int64_t{0}), Field(m, "batch", int64_t{0}), phase,
+                     Median(f, "unpatched"), Median(f, "patched"), Field(f, "speedup", 0.0),
+                     Field(f, "noise", 0.0), Field(f, "win", false), Field(f, "loss", false)});
     }
   }
   return out;

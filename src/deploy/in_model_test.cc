@@ -50,6 +50,21 @@ TEST(ValidationTest, ReadsTrialsPatchesAndFigures) {
   EXPECT_NE(summary.find("kope_patch_tiny_llama"), std::string::npos) << summary;
 }
 
+// A report with figures of the wrong types or missing sides reads as zeros, never an exception.
+TEST(ValidationTest, OddFiguresReadAsZeros) {
+  Result<Validation> v = ParseValidation(R"({
+    "format": "kope-validation-1", "workload": "w", "tasks": [], "dropped": [], "patches": [],
+    "e2e": [{"entry": null, "batch": "8", "prefill_ms": {"unpatched": null, "speedup": "2"},
+             "decode_tokens_per_s": 3}, 7]})",
+                                         "validation.json");
+  ASSERT_TRUE(v.ok()) << v.status().message();
+  ASSERT_EQ(v->e2e.size(), 2u);
+  EXPECT_EQ(v->e2e[0].batch, 0);
+  EXPECT_EQ(v->e2e[0].unpatched, 0);
+  EXPECT_EQ(v->e2e[0].speedup, 0);
+  EXPECT_EQ(v->e2e[1].phase, "decode");
+}
+
 // A runtime patch (no attempt) accepted, with the whole request's figure beside the phases'.
 TEST(ValidationTest, SummarySaysARuntimePatchAndTheWholeRequest) {
   Result<Validation> v = ParseValidation(R"({

@@ -163,6 +163,8 @@ TEST_F(BrowserTest, DeploymentReportWithItsChartsAndRejections) {
       *writer_, tree["nodes"][0]["id"].get<int64_t>(), tree["nodes"][1]["id"].get<int64_t>());
   Open("/workloads/" + std::to_string(workload), "deployment");
   EXPECT_EQ(Eval("document.querySelectorAll('section.deployment').length"), 1);
+  EXPECT_NE(Eval("document.querySelector('pre').textContent").get<std::string>().find("llama"),
+            std::string::npos);
   EXPECT_EQ(Eval("document.querySelectorAll('[data-chart=e2e] svg rect.bar').length"), 2);
   EXPECT_EQ(Eval("document.querySelectorAll('[data-chart=contribution] svg rect.bar').length"), 2);
   EXPECT_EQ(Eval("document.querySelectorAll('tr.trial.rejected').length"), 1);
@@ -170,6 +172,10 @@ TEST_F(BrowserTest, DeploymentReportWithItsChartsAndRejections) {
                 .get<std::string>()
                 .find("top-1 agreement"),
             std::string::npos);
+  Open("/workloads", "workloads");
+  EXPECT_NE(
+      Eval("document.querySelector('main table').textContent").get<std::string>().find("llama"),
+      std::string::npos);  // the model's architecture, from the workload's attrs
   // The run page says what the run cost (nothing: the offline proposer calls no model).
   Open("/runs/" + std::to_string(run_), "run-cost");
   EXPECT_EQ(Eval("document.querySelectorAll('[data-chart=cost]').length"), 1);

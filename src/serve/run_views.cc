@@ -119,6 +119,7 @@ Result<json> StatsView(GraphStore& store, const Params&, NodeId) {
               {"valid_outcomes", s.valid_outcomes},
               {"insights", s.insights},
               {"workloads", s.workloads},
+              {"deployments", s.deployments},
               {"evidence_edges", s.evidence_edges},
               {"used_edges", s.used_edges},
               {"store_bytes", s.store_bytes}};

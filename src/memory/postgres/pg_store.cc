@@ -351,7 +351,7 @@ Status PostgresStore::CheckIntegrity() {
   KOPE_RETURN_IF_ERROR(snapshot.status());
   for (const char* table :
        {"tasks", "hardware", "runs", "sources", "attempts", "outcomes", "insights",
-        "insight_evidence", "used", "usage", "workloads", "from_workload"}) {
+        "insight_evidence", "used", "usage", "workloads", "from_workload", "deployments"}) {
     Status read =
         db_->QueryInt("SELECT count(*) FROM (SELECT * FROM " + std::string(table) + ") rows")
             .status();

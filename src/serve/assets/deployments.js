@@ -4,6 +4,8 @@
 'use strict';
 
 (function () {
+  // A workload's model: {source, architecture, path, ...} as `kope deploy profile` records it.
+  const modelName = (m) => (!m ? '-' : typeof m === 'string' ? m : m.architecture || m.path || m.source || '-');
   const figureLabel = (f) => `bs${f.batch} ${f.phase}`;
   const figureColor = (f) => (f.win ? '#2e8b57' : f.loss ? '#b31d28' : '#9aa5b1');
   const figureText = (f) => `${figureLabel(f)} ${kope.fmt.speedup(f.speedup)} (noise ${kope.fmt.pct(f.noise)})`;
@@ -29,7 +31,9 @@
         ['kind', (t) => t.kind || '-'],
         ['gate', (t) => (!t.installed ? 'not installed' : t.passed_gate ? 'passed' : 'failed')],
         ['verdict', (t) => {
-          const badge = kope.verdictBadge({ verdict: t.accepted ? 'valid' : t.installed ? 'incorrect' : 'runtime_error' });
+          // Coloured as its in_model outcome: valid where it passed the gate (even if it then lost
+          // end to end), incorrect where it failed it, runtime_error where it was not installed.
+          const badge = kope.verdictBadge({ verdict: !t.installed ? 'runtime_error' : t.passed_gate ? 'valid' : 'incorrect' });
           badge.textContent = t.accepted ? 'accepted' : 'rejected';
           return badge;
         }],
@@ -41,7 +45,7 @@
     const data = await kope.api('/api/workloads');
     main.replaceChildren(kope.el('h1', { text: 'Deployment workloads' }),
       data.workloads.length ? kope.table([['workload', (w) => kope.link('/workloads/' + w.id, w.name)],
-        ['model', (w) => w.attrs.model || '-'], ['tasks', (w) => w.tasks, 'num'],
+        ['model', (w) => modelName(w.attrs.model)], ['tasks', (w) => w.tasks, 'num'],
         ['validations', (w) => w.deployments, 'num'], ['profiled', (w) => kope.fmt.date(w.created_at)]], data.workloads)
         : kope.el('p', { class: 'muted', text: 'no workloads profiled (kope deploy profile)' }));
   });

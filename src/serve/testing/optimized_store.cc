@@ -96,6 +96,7 @@ memory::NodeId AddDeployedWorkload(memory::GraphStore& store, memory::NodeId rej
     memory::WorkloadNode node;
     node.name = "chat";
     node.workload_hash = "test";
+    node.attrs_json = R"({"model":{"source":"config","architecture":"llama"}})";
     KOPE_ASSIGN_OR_RETURN(workload, w.PutWorkload(node));
     memory::DeploymentRecord d;
     d.workload_id = workload;
