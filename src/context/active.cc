@@ -16,13 +16,14 @@ namespace {
 constexpr double kFixedShare = 0.75;
 
 // How much of an item each form keeps: a lesson says most of itself in a line, an exemplar's
-// worth is its code.
-double FidelityValue(std::string_view kind, Fidelity f) {
+// worth is its code (which a summary holds whole when it is the difference from the kernel to
+// change).
+double FidelityValue(const Candidate& c, Fidelity f) {
   if (f == Fidelity::kFull) return 1.0;
   const bool line = f == Fidelity::kLine;
-  if (kind == "insight" || kind == "failure_rule") return line ? 0.5 : 0.8;
-  if (kind == "step" || kind == "alternative") return line ? 0.45 : 0.7;
-  if (kind == "exemplar") return line ? 0.15 : 0.55;
+  if (c.kind == "insight" || c.kind == "failure_rule") return line ? 0.5 : 0.8;
+  if (c.kind == "step" || c.kind == "alternative") return line ? 0.45 : 0.7;
+  if (c.kind == "exemplar") return line ? 0.15 : c.summary_is_whole ? 0.9 : 0.55;
   return line ? 0.3 : 0.6;
 }
 
@@ -62,7 +63,7 @@ PackPlan MakePackPlan(const std::vector<Candidate>& candidates, const TokenCount
     PackItem item;
     item.group = plan.group_of.at(c.section);
     for (size_t f = 0; f < c.forms.size(); ++f) {
-      item.forms.push_back({c.form_tokens[f], c.score * FidelityValue(c.kind, c.forms[f].first)});
+      item.forms.push_back({c.form_tokens[f], c.score * FidelityValue(c, c.forms[f].first)});
     }
     plan.items.push_back(std::move(item));
   }

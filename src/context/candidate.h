@@ -71,6 +71,9 @@ struct Candidate {
   // item may have one form only.
   std::vector<std::pair<Fidelity, std::string>> forms;
   std::vector<int64_t> form_tokens;  // TokenCounter::Bound of each form
+  // An exemplar whose summary is its whole difference from the kernel to change (which the
+  // prompt shows in full), so that the summary holds its code whole.
+  bool summary_is_whole = false;
 };
 
 // The fixed quota of each ranked section, as a fraction of what the task leaves of the budget.

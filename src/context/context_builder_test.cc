@@ -108,6 +108,48 @@ class ContextBuilderTest : public ::testing::Test {
          insight_matmul_ = 0;
 };
 
+// An exemplar that differs from the kernel to change in a few lines is summarized as that whole
+// difference: with the kernel to change shown in full, the summary holds the exemplar whole.
+TEST(ContextExemplarTest, ASummaryAgainstTheKernelToChangeIsTheWholeDifference) {
+  TempDir dir;
+  auto store = testing::OpenStore(dir / "store.db");
+  const std::string base = testing::Kernel("tuned", 40);
+  std::string best = base, node_source = base;
+  best.replace(best.find("* 7;"), 4, "* 70;");
+  node_source.replace(node_source.find("* 3;"), 4, "* 30;");
+  NodeId best_id = 0, node = 0;
+  KOPE_ASSERT_OK(store->Write([&](memory::GraphWriter& w) -> Status {
+    GraphBuilder b(w);
+    KOPE_ASSIGN_OR_RETURN(NodeId hw, b.Hardware("cuda", "NVIDIA H100", "sm_90"));
+    KOPE_ASSIGN_OR_RETURN(NodeId task, b.Task("gelu", "elementwise", 1e6, "gelu"));
+    KOPE_ASSIGN_OR_RETURN(NodeId run, b.Run(task, hw));
+    KOPE_ASSIGN_OR_RETURN(NodeId root, b.Attempt(Valid(run, 0, "seed", 1.0, base)));
+    KOPE_ASSIGN_OR_RETURN(best_id, b.Attempt(Valid(run, root, "tune v7 up", 3.0, best)));
+    KOPE_ASSIGN_OR_RETURN(node, b.Attempt(Valid(run, root, "tune v3 up", 1.2, node_source)));
+    return Status::Ok();
+  }));
+  ContextRequest r;
+  r.node = node;
+  r.hardware.backend = "cuda";
+  r.hardware.device = "NVIDIA H100";
+  r.hardware.architecture = "sm_90";
+  int summaries = 0;
+  for (int64_t budget = 2000; budget <= 12000; budget += 250) {
+    r.budget_tokens = budget;
+    Result<BuiltContext> c = BuildContext(*store, r);
+    if (!c.ok()) continue;  // too small for the task alone
+    for (const ContextItem& item : c->items) {
+      if (item.kind != "exemplar" || item.node != A(best_id)) continue;
+      if (item.fidelity != Fidelity::kSummary) continue;
+      ++summaries;
+      EXPECT_NE(item.text.find("the whole difference"), std::string::npos) << item.text;
+      EXPECT_NE(item.text.find("+  float v7 = in[0].shape[0] * 70;"), std::string::npos);
+      EXPECT_NE(item.text.find("-  float v3 = in[0].shape[0] * 30;"), std::string::npos);
+    }
+  }
+  EXPECT_GT(summaries, 0);  // some budget summarized it
+}
+
 TEST_F(ContextBuilderTest, HoldsEverySectionForABranchingNode) {
   BuiltContext c = Build(Request(a3_));
   EXPECT_EQ(c.task_id, task_a_);

@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kope/memory/text/line_diff.h"
 #include "render.h"
 #include "text.h"
 
@@ -192,7 +193,25 @@ Forms FixForms(const Candidate& c) {
           {Fidelity::kLine, "- `" + OneLine(c.error, 90) + "` fixed by " + fix + "\n"}};
 }
 
-Forms ExemplarForms(const Candidate& c, const State& state, std::string_view source) {
+// An exemplar that differs from the kernel to change (which the prompt holds whole) in at most
+// this many diff lines is summarized as those lines: the summary then holds it whole too.
+constexpr size_t kAgainstKernelLines = 24;
+
+// The exemplar against the kernel to change, or "" when there is none or they differ in more.
+std::string AgainstKernel(const State& state, std::string_view source) {
+  if (source.empty() || state.base_source.empty() || source == state.base_source) return "";
+  memory::DiffOptions options;
+  options.context = 1;
+  options.old_name = "kernel-to-change";
+  options.new_name = "exemplar";
+  const std::string diff = memory::UnifiedDiff(state.base_source, source, options);
+  const std::string hunks = DiffHunks(diff, kAgainstKernelLines);
+  if (hunks.find("more diff lines)") != std::string::npos) return "";
+  return "Against the kernel to change, the whole difference:\n" + Fenced("diff", hunks);
+}
+
+Forms ExemplarForms(const Candidate& c, const State& state, std::string_view source,
+                    const std::string& against) {
   const AttemptView& v = *c.attempt;
   const std::string head = "### " + Ref(v) + " on " + c.origin + ": " +
                            OutcomeText(v.outcome, std::nullopt, false) + "\n";
@@ -201,7 +220,9 @@ Forms ExemplarForms(const Candidate& c, const State& state, std::string_view sou
   if (!source.empty()) full += Fenced(fence, ExcerptCode(source, 60));
   std::string summary = head + FirstSentence(v.attempt.decision, 160) + "\n";
   const std::string hunks = DiffHunks(v.attempt.diff, 14);
-  if (!hunks.empty()) {
+  if (!against.empty()) {
+    summary += against;
+  } else if (!hunks.empty()) {
     summary += "Its last change:\n" + Fenced("diff", hunks);
   } else if (!source.empty()) {
     summary += Fenced(fence, ExcerptCode(source, 15));
@@ -311,7 +332,9 @@ Status RenderForms(memory::GraphStore& store, const State& state, Candidate& c) 
     if (!c.attempt->attempt.source_hash.empty()) {
       KOPE_ASSIGN_OR_RETURN(source, store.GetSource(c.attempt->attempt.source_hash));
     }
-    c.forms = ExemplarForms(c, state, source);
+    const std::string against = AgainstKernel(state, source);
+    c.summary_is_whole = !against.empty();
+    c.forms = ExemplarForms(c, state, source, against);
   } else if (c.kind == "best") {
     c.forms = BestForms(c);
   } else {
