@@ -22,6 +22,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "../stored_form.h"
 #include "kope/base/status.h"
 
 namespace kope::memory::postgres {
@@ -169,10 +170,6 @@ class ReadSnapshot {
   bool owns_ = false;
   Status status_;
 };
-
-// Keys are 32 hex digits in the API and 16 bytes (bytea) in the tables.
-std::string KeyToBlob(std::string_view hex_key);
-std::string BlobToKey(std::string_view blob);
 
 }  // namespace kope::memory::postgres
 

@@ -206,24 +206,4 @@ ReadSnapshot::~ReadSnapshot() {
   if (owns_) (void)db_.Exec("COMMIT");
 }
 
-std::string KeyToBlob(std::string_view hex_key) {
-  std::string out(hex_key.size() / 2, '\0');
-  auto nibble = [](char c) { return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10; };
-  for (size_t i = 0; i < out.size(); ++i) {
-    out[i] = static_cast<char>((nibble(hex_key[2 * i]) << 4) | nibble(hex_key[2 * i + 1]));
-  }
-  return out;
-}
-
-std::string BlobToKey(std::string_view blob) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(blob.size() * 2);
-  for (unsigned char c : blob) {
-    out.push_back(kHex[c >> 4]);
-    out.push_back(kHex[c & 0xf]);
-  }
-  return out;
-}
-
 }  // namespace kope::memory::sqlite

@@ -20,6 +20,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "../stored_form.h"
 #include "kope/base/status.h"
 
 namespace kope::memory::sqlite {
@@ -128,10 +129,6 @@ class ReadSnapshot {
   bool owns_ = false;
   Status status_;
 };
-
-// Keys are 32 hex digits in the API and 16 bytes in the tables.
-std::string KeyToBlob(std::string_view hex_key);
-std::string BlobToKey(std::string_view blob);
 
 }  // namespace kope::memory::sqlite
 

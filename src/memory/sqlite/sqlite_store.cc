@@ -12,106 +12,8 @@
 namespace kope::memory {
 namespace sqlite {
 
-std::vector<std::string> SplitClasses(std::string_view joined) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start < joined.size()) {
-    size_t end = joined.find(' ', start);
-    if (end == std::string_view::npos) end = joined.size();
-    if (end > start) out.emplace_back(joined.substr(start, end - start));
-    start = end + 1;
-  }
-  return out;
-}
-
-std::string JoinClasses(const std::vector<std::string>& classes) {
-  std::string out;
-  for (const std::string& c : classes) {
-    if (!out.empty()) out += ' ';
-    out += c;
-  }
-  return out;
-}
-
 int StoredKind(NodeKind kind) { return static_cast<int>(kind); }
 NodeKind KindFromStored(int64_t stored) { return static_cast<NodeKind>(stored); }
-
-AttemptNode ReadAttempt(const Query& q, int c) {
-  AttemptNode a;
-  a.id = q.Int(c);
-  a.key = BlobToKey(q.Blob(c + 1));
-  a.run_id = q.Int(c + 2);
-  a.task_id = q.Int(c + 3);
-  a.hardware_id = q.Int(c + 4);
-  a.parent_id = q.Int(c + 5);  // NULL reads as 0
-  a.source_hash = BlobToKey(q.Blob(c + 6));
-  a.diff = q.Text(c + 7);
-  a.decision = q.Text(c + 8);
-  a.classes = SplitClasses(q.TextView(c + 9));
-  a.proposer = q.Text(c + 10);
-  a.prompt_tokens = q.Int(c + 11);
-  a.completion_tokens = q.Int(c + 12);
-  a.created_at = q.Int(c + 13);
-  a.cost_usd = q.Double(c + 14);
-  return a;
-}
-
-OutcomeNode ReadOutcome(const Query& q, int c) {
-  OutcomeNode o;
-  o.id = q.Int(c);
-  o.key = BlobToKey(q.Blob(c + 1));
-  o.attempt_id = q.Int(c + 2);
-  o.stage = q.Text(c + 3);
-  o.verdict = q.Text(c + 4);
-  o.flagged = q.Int(c + 5) != 0;
-  o.speedup = q.OptionalDouble(c + 6);
-  o.time_ms = q.OptionalDouble(c + 7);
-  o.roofline = q.OptionalDouble(c + 8);
-  o.error_message = q.Text(c + 9);
-  o.error_signature = q.Text(c + 10);
-  o.evidence_json = q.Text(c + 11);
-  o.created_at = q.Int(c + 12);
-  o.task_id = q.Int(c + 13);
-  o.hardware_id = q.Int(c + 14);
-  o.op_family = q.Text(c + 15);
-  return o;
-}
-
-InsightNode ReadInsight(const Query& q, int c) {
-  InsightNode i;
-  i.id = q.Int(c);
-  i.key = BlobToKey(q.Blob(c + 1));
-  i.kind = q.Text(c + 2);
-  i.text = q.Text(c + 3);
-  i.scope.op_family = q.Text(c + 4);
-  i.scope.backend = q.Text(c + 5);
-  i.scope.device = q.Text(c + 6);
-  i.scope.arch = q.Text(c + 7);
-  i.scope.compiler = q.Text(c + 8);
-  i.scope.size_min = q.Double(c + 9);
-  i.scope.size_max = q.Double(c + 10);
-  i.classes = SplitClasses(q.TextView(c + 11));
-  i.support = q.Int(c + 12);
-  i.contradiction = q.Int(c + 13);
-  i.effect_size = q.Double(c + 14);
-  i.created_at = q.Int(c + 15);
-  i.updated_at = q.Int(c + 16);
-  return i;
-}
-
-TaskNode ReadTask(const Query& q, int c) {
-  TaskNode t;
-  t.id = q.Int(c);
-  t.key = BlobToKey(q.Blob(c + 1));
-  t.name = q.Text(c + 2);
-  t.op_family = q.Text(c + 3);
-  t.description = q.Text(c + 4);
-  t.size = q.Double(c + 5);
-  t.spec_hash = q.Text(c + 6);
-  t.attrs_json = q.Text(c + 7);
-  t.created_at = q.Int(c + 8);
-  return t;
-}
 
 namespace {
 
@@ -119,31 +21,6 @@ constexpr std::string_view kHardwareSql =
     "SELECT id, key, backend, device, arch, attrs, created_at FROM hardware";
 constexpr std::string_view kRunSql =
     "SELECT id, key, task_id, hardware_id, label, compiler, config, started_at FROM runs";
-
-HardwareNode ReadHardware(const Query& q) {
-  HardwareNode h;
-  h.id = q.Int(0);
-  h.key = BlobToKey(q.Blob(1));
-  h.backend = q.Text(2);
-  h.device = q.Text(3);
-  h.arch = q.Text(4);
-  h.attrs_json = q.Text(5);
-  h.created_at = q.Int(6);
-  return h;
-}
-
-RunNode ReadRun(const Query& q) {
-  RunNode r;
-  r.id = q.Int(0);
-  r.key = BlobToKey(q.Blob(1));
-  r.task_id = q.Int(2);
-  r.hardware_id = q.Int(3);
-  r.label = q.Text(4);
-  r.compiler = q.Text(5);
-  r.config_json = q.Text(6);
-  r.started_at = q.Int(7);
-  return r;
-}
 
 std::string_view TableOf(NodeKind kind) {
   switch (kind) {
@@ -182,13 +59,13 @@ Result<TaskNode> SqliteStore::GetTask(NodeId id) {
 Result<HardwareNode> SqliteStore::GetHardware(NodeId id) {
   std::lock_guard lock(mu_);
   static const std::string sql = std::string(kHardwareSql) + " WHERE id = ?";
-  return OneById<HardwareNode>(*db_, sql, NodeKind::kHardware, id, ReadHardware);
+  return OneById<HardwareNode>(*db_, sql, NodeKind::kHardware, id, ReadHardware<Query>);
 }
 
 Result<RunNode> SqliteStore::GetRun(NodeId id) {
   std::lock_guard lock(mu_);
   static const std::string sql = std::string(kRunSql) + " WHERE id = ?";
-  return OneById<RunNode>(*db_, sql, NodeKind::kRun, id, ReadRun);
+  return OneById<RunNode>(*db_, sql, NodeKind::kRun, id, ReadRun<Query>);
 }
 
 Result<AttemptNode> SqliteStore::LoadAttempt(NodeId id) {

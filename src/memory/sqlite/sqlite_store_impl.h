@@ -16,6 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "../row_readers.h"
 #include "kope/memory/graph_store.h"
 #include "sqlite_db.h"
 
@@ -39,12 +40,6 @@ inline constexpr std::string_view kInsightColumns =
 inline constexpr std::string_view kTaskColumns =
     "t.id, t.key, t.name, t.op_family, t.description, t.size, t.spec_hash, t.attrs, t.created_at";
 
-AttemptNode ReadAttempt(const Query& q, int first);
-OutcomeNode ReadOutcome(const Query& q, int first);
-InsightNode ReadInsight(const Query& q, int first);
-TaskNode ReadTask(const Query& q, int first);
-std::vector<std::string> SplitClasses(std::string_view joined);
-std::string JoinClasses(const std::vector<std::string>& classes);
 // Node kinds as stored in used.target_kind / usage.target_kind.
 int StoredKind(NodeKind kind);
 NodeKind KindFromStored(int64_t stored);

@@ -18,28 +18,6 @@ constexpr std::string_view kDeploymentSql =
 constexpr std::string_view kEdgeSql =
     "SELECT workload_id, task_id, phases, weight, attrs, created_at FROM from_workload";
 
-WorkloadNode ReadWorkload(const Query& q) {
-  WorkloadNode w;
-  w.id = q.Int(0);
-  w.key = BlobToKey(q.Blob(1));
-  w.name = q.Text(2);
-  w.workload_hash = q.Text(3);
-  w.attrs_json = q.Text(4);
-  w.created_at = q.Int(5);
-  return w;
-}
-
-FromWorkloadEdge ReadEdge(const Query& q) {
-  FromWorkloadEdge e;
-  e.workload_id = q.Int(0);
-  e.task_id = q.Int(1);
-  e.phases = SplitClasses(q.TextView(2));
-  e.weight = q.Double(3);
-  e.attrs_json = q.Text(4);
-  e.created_at = q.Int(5);
-  return e;
-}
-
 Result<std::vector<FromWorkloadEdge>> Edges(Db& db, std::string_view where, NodeId id) {
   KOPE_ASSIGN_OR_RETURN(Query q, db.Prepare(std::string(kEdgeSql) + std::string(where)));
   q.Bind(1, id);
@@ -49,16 +27,6 @@ Result<std::vector<FromWorkloadEdge>> Edges(Db& db, std::string_view where, Node
     if (!row) return out;
     out.push_back(ReadEdge(q));
   }
-}
-
-DeploymentRecord ReadDeployment(const Query& q) {
-  DeploymentRecord d;
-  d.id = q.Int(0);
-  d.key = BlobToKey(q.Blob(1));
-  d.workload_id = q.Int(2);
-  d.report_json = q.Text(3);
-  d.created_at = q.Int(4);
-  return d;
 }
 
 }  // namespace
@@ -121,7 +89,7 @@ Result<NodeId> SqliteWriter::AddDeployment(const DeploymentRecord& d) {
 Result<WorkloadNode> SqliteStore::GetWorkload(NodeId id) {
   std::lock_guard lock(mu_);
   static const std::string sql = std::string(kWorkloadSql) + " WHERE id = ?";
-  return OneById<WorkloadNode>(*db_, sql, NodeKind::kWorkload, id, ReadWorkload);
+  return OneById<WorkloadNode>(*db_, sql, NodeKind::kWorkload, id, ReadWorkload<Query>);
 }
 
 Result<std::vector<WorkloadNode>> SqliteStore::ListWorkloads() {
