@@ -26,6 +26,8 @@ T Field(const json& object, const char* key, T fallback) {
   if (it == object.end()) return fallback;
   if constexpr (std::is_same_v<T, bool>) {
     return it->is_boolean() ? it->template get<bool>() : fallback;
+  } else if constexpr (std::is_integral_v<T>) {
+    return it->is_number_integer() ? it->template get<T>() : fallback;
   } else {
     return it->is_number() ? it->template get<T>() : fallback;
   }

@@ -54,11 +54,12 @@ TEST(ValidationTest, ReadsTrialsPatchesAndFigures) {
 TEST(ValidationTest, OddFiguresReadAsZeros) {
   Result<Validation> v = ParseValidation(R"({
     "format": "kope-validation-1", "workload": "w", "tasks": [], "dropped": [], "patches": [],
-    "e2e": [{"entry": null, "batch": "8", "prefill_ms": {"unpatched": null, "speedup": "2"},
+    "e2e": [{"entry": 1e300, "batch": "8", "prefill_ms": {"unpatched": null, "speedup": "2"},
              "decode_tokens_per_s": 3}, 7]})",
                                          "validation.json");
   ASSERT_TRUE(v.ok()) << v.status().message();
   ASSERT_EQ(v->e2e.size(), 2u);
+  EXPECT_EQ(v->e2e[0].entry, 0);
   EXPECT_EQ(v->e2e[0].batch, 0);
   EXPECT_EQ(v->e2e[0].unpatched, 0);
   EXPECT_EQ(v->e2e[0].speedup, 0);
