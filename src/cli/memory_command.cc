@@ -100,6 +100,9 @@ int RunStats(const MemoryArgs& args) {
                       {"source_bytes", s.source_bytes},
                       {"evidence_edges", s.evidence_edges},
                       {"used_edges", s.used_edges},
+                      {"workloads", s.workloads},
+                      {"from_workload_edges", s.from_workload_edges},
+                      {"deployments", s.deployments},
                       {"bytes_per_attempt", per_attempt}}
                      .dump(2)
               << "\n";
@@ -116,6 +119,10 @@ int RunStats(const MemoryArgs& args) {
   std::cout << fmt::format("sources    {} ({:.1f} KiB, stored once each)\n", s.sources,
                            static_cast<double>(s.source_bytes) / 1024);
   std::cout << fmt::format("edges      {} evidence, {} used\n", s.evidence_edges, s.used_edges);
+  if (s.workloads > 0) {
+    std::cout << fmt::format("workloads  {} ({} tasks extracted, {} validations)\n", s.workloads,
+                             s.from_workload_edges, s.deployments);
+  }
   if (s.attempts > 0) std::cout << fmt::format("bytes per attempt  {:.0f}\n", per_attempt);
   return 0;
 }
