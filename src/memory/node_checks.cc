@@ -5,7 +5,6 @@
 #include "json_object.h"
 
 namespace kope::memory {
-namespace {
 
 Status CheckKey(std::string_view what, const std::string& key) {
   if (key.empty() || IsValidKey(key)) return Status::Ok();
@@ -13,13 +12,11 @@ Status CheckKey(std::string_view what, const std::string& key) {
                                  "': expected 32 lowercase hex digits");
 }
 
-}  // namespace
-
 Status CheckWorkload(const WorkloadNode& w) {
   if (w.name.empty() || w.workload_hash.empty()) {
     return Status::InvalidArgument("a workload needs a name and a workload hash");
   }
-  KOPE_RETURN_IF_ERROR(CheckKey("workload", w.key));
+  KOPE_RETURN_IF_ERROR(CheckKey(NodeKind::kWorkload, w.key));
   if (!IsJsonObject(w.attrs_json)) {
     return Status::InvalidArgument("workload attrs must be a JSON object");
   }

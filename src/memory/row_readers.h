@@ -2,10 +2,13 @@
 // for both stores. `Row` is a store's query positioned on a row (sqlite::Query,
 // postgres::Query), read by column: Int, Double, OptionalDouble, Text, TextView, Blob. The
 // readers with a `c` read the node's columns from column c on (their column lists are the
-// stores' k*Columns), the others from column 0.
+// stores' k*Columns), the others from column 0; ReadRows reads every row of a query.
 #ifndef KOPE_SRC_MEMORY_ROW_READERS_H_
 #define KOPE_SRC_MEMORY_ROW_READERS_H_
 
+#include <vector>
+
+#include "kope/base/status.h"
 #include "kope/memory/model.h"
 #include "stored_form.h"
 
@@ -152,6 +155,17 @@ DeploymentRecord ReadDeployment(const Row& q) {
   d.report_json = q.Text(3);
   d.created_at = q.Int(4);
   return d;
+}
+
+// Every remaining row of `q`, each read by `read` (one of the readers above).
+template <typename Node, typename Row, typename Reader>
+Result<std::vector<Node>> ReadRows(Row& q, Reader read) {
+  std::vector<Node> out;
+  while (true) {
+    KOPE_ASSIGN_OR_RETURN(bool row, q.Step());
+    if (!row) return out;
+    out.push_back(read(q));
+  }
 }
 
 }  // namespace kope::memory

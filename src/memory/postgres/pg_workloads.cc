@@ -21,12 +21,7 @@ constexpr std::string_view kEdgeSql =
 Result<std::vector<FromWorkloadEdge>> Edges(Db& db, std::string_view where, NodeId id) {
   KOPE_ASSIGN_OR_RETURN(Query q, db.Prepare(std::string(kEdgeSql) + std::string(where)));
   q.Bind(1, id);
-  std::vector<FromWorkloadEdge> out;
-  while (true) {
-    KOPE_ASSIGN_OR_RETURN(bool row, q.Step());
-    if (!row) return out;
-    out.push_back(ReadEdge(q));
-  }
+  return ReadRows<FromWorkloadEdge>(q, ReadEdge<Query>);
 }
 
 }  // namespace
@@ -39,13 +34,8 @@ Result<NodeId> PostgresWriter::PutWorkload(const WorkloadNode& w) {
                            "VALUES (?, ?, ?, ?, ?) ON CONFLICT(key) DO NOTHING RETURNING id"));
   q.BindBlob(1, blob).Bind(2, w.name).Bind(3, w.workload_hash).Bind(4, w.attrs_json);
   q.Bind(5, OrNow(w.created_at));
-  KOPE_ASSIGN_OR_RETURN(bool inserted, q.Step());
-  if (inserted) return q.Int(0);
-  KOPE_ASSIGN_OR_RETURN(Query find, db_.Prepare("SELECT id FROM workloads WHERE key = ?"));
-  find.BindBlob(1, blob);
-  KOPE_ASSIGN_OR_RETURN(bool found, find.Step());
-  if (!found) return Status::Internal("a conflicting workloads row vanished");
-  return find.Int(0);
+  KOPE_ASSIGN_OR_RETURN(Inserted row, InsertOrFind(db_, q, "workloads", blob));
+  return row.id;
 }
 
 Result<bool> PostgresWriter::AddFromWorkload(const FromWorkloadEdge& e) {
@@ -77,13 +67,8 @@ Result<NodeId> PostgresWriter::AddDeployment(const DeploymentRecord& d) {
       Query q, db_.Prepare("INSERT INTO deployments(key, workload_id, report, created_at) "
                            "VALUES (?, ?, ?, ?) ON CONFLICT(key) DO NOTHING RETURNING id"));
   q.BindBlob(1, blob).Bind(2, d.workload_id).Bind(3, d.report_json).Bind(4, OrNow(d.created_at));
-  KOPE_ASSIGN_OR_RETURN(bool inserted, q.Step());
-  if (inserted) return q.Int(0);
-  KOPE_ASSIGN_OR_RETURN(Query find, db_.Prepare("SELECT id FROM deployments WHERE key = ?"));
-  find.BindBlob(1, blob);
-  KOPE_ASSIGN_OR_RETURN(bool again, find.Step());
-  if (!again) return Status::Internal("a conflicting deployments row vanished");
-  return find.Int(0);
+  KOPE_ASSIGN_OR_RETURN(Inserted row, InsertOrFind(db_, q, "deployments", blob));
+  return row.id;
 }
 
 Result<WorkloadNode> PostgresStore::GetWorkload(NodeId id) {
@@ -95,12 +80,7 @@ Result<WorkloadNode> PostgresStore::GetWorkload(NodeId id) {
 Result<std::vector<WorkloadNode>> PostgresStore::ListWorkloads() {
   std::lock_guard lock(mu_);
   KOPE_ASSIGN_OR_RETURN(Query q, db_->Prepare(std::string(kWorkloadSql) + " ORDER BY id"));
-  std::vector<WorkloadNode> out;
-  while (true) {
-    KOPE_ASSIGN_OR_RETURN(bool row, q.Step());
-    if (!row) return out;
-    out.push_back(ReadWorkload(q));
-  }
+  return ReadRows<WorkloadNode>(q, ReadWorkload<Query>);
 }
 
 Result<std::vector<FromWorkloadEdge>> PostgresStore::WorkloadTasks(NodeId workload) {
@@ -118,12 +98,7 @@ Result<std::vector<DeploymentRecord>> PostgresStore::WorkloadDeployments(NodeId 
   KOPE_ASSIGN_OR_RETURN(
       Query q, db_->Prepare(std::string(kDeploymentSql) + " WHERE workload_id = ? ORDER BY id"));
   q.Bind(1, workload);
-  std::vector<DeploymentRecord> out;
-  while (true) {
-    KOPE_ASSIGN_OR_RETURN(bool row, q.Step());
-    if (!row) return out;
-    out.push_back(ReadDeployment(q));
-  }
+  return ReadRows<DeploymentRecord>(q, ReadDeployment<Query>);
 }
 
 }  // namespace kope::memory::postgres

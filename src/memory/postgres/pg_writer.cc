@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "../json_object.h"
+#include "../node_checks.h"
 #include "kope/base/hash.h"
 #include "kope/memory/text/decision_classes.h"
 #include "kope/memory/text/error_signature.h"
@@ -23,12 +24,6 @@ Status CheckJsonObject(std::string_view what, std::string_view json) {
   return Status::Ok();
 }
 
-Status CheckKey(NodeKind kind, const std::string& key) {
-  if (key.empty() || IsValidKey(key)) return Status::Ok();
-  return Status::InvalidArgument("bad " + std::string(NodeKindName(kind)) + " key '" + key +
-                                 "': expected 32 lowercase hex digits");
-}
-
 Result<std::vector<std::string>> NormalizedClasses(const std::vector<std::string>& classes) {
   for (const std::string& c : classes) {
     if (c.empty() || c.find_first_of(" \t\r\n") != std::string::npos) {
@@ -39,12 +34,8 @@ Result<std::vector<std::string>> NormalizedClasses(const std::vector<std::string
   return MergeClasses(classes, {});
 }
 
-struct Inserted {
-  NodeId id = 0;
-  bool is_new = false;  // false: the key existed, `id` is the existing node's
-};
+}  // namespace
 
-// Runs an INSERT ... ON CONFLICT(key) DO NOTHING RETURNING id; when the key exists, looks it up.
 Result<Inserted> InsertOrFind(Db& db, Query& insert, std::string_view table,
                               std::string_view blob) {
   KOPE_ASSIGN_OR_RETURN(bool inserted, insert.Step());
@@ -56,8 +47,6 @@ Result<Inserted> InsertOrFind(Db& db, Query& insert, std::string_view table,
   if (!found) return Status::Internal("a conflicting " + std::string(table) + " row vanished");
   return Inserted{find.Int(0), false};
 }
-
-}  // namespace
 
 Result<NodeId> PostgresWriter::PutTask(const TaskNode& task) {
   if (task.name.empty() || task.op_family.empty()) {

@@ -21,6 +21,14 @@ inline Status CheckFinite(std::string_view what, std::optional<double> value) {
 
 inline UnixMillis OrNow(UnixMillis t) { return t != 0 ? t : NowMillis(); }
 
+struct Inserted {
+  NodeId id = 0;
+  bool is_new = false;  // false: the key existed, `id` is the existing node's
+};
+
+// Runs an INSERT ... ON CONFLICT(key) DO NOTHING RETURNING id; when the key exists, looks it up.
+Result<Inserted> InsertOrFind(Db& db, Query& insert, std::string_view table, std::string_view blob);
+
 class PostgresWriter final : public GraphWriter {
  public:
   explicit PostgresWriter(PostgresStore& store) : store_(store), db_(*store.db_) {}
