@@ -53,7 +53,7 @@ def replay_ms(patch, phase, batch, prompt, steps=50):
     replayed `steps` times back to back, the cache's length set to where the phase starts first
     (each replay appends to it; a prefill's, set back before every replay by one kernel)."""
     patch.apply(patch.model)  # the state the patch's graphs would serve now
-    state = decode_graph._state(patch.model)
+    state = patch.states.get(decode_graph._state(patch.model))
     patch.remove()
     graphs = [g for key, g in patch.graphs.items()
               if g and key[0] == state and key[1] == phase and key[2][1][0] == batch]

@@ -134,6 +134,7 @@ class DecodeGraph:
         self.step, self.merged = None, None
         self.seen = collections.Counter()
         self.compiled = set()  # the prefill keys the compiled forward runs
+        self.states = {}  # _state() -> its number, the first part of every key
         self.state = None
 
     def engagement(self):
@@ -166,7 +167,8 @@ class DecodeGraph:
             self.fallbacks["more than one token over a cache"] += 1
         elif length > 1 and kwargs.get("use_cache", True) is not False and \
                 _empty(past_key_values) and length < self.max_cache_len:
-            self.state = _state(self.model)
+            # Interned: every key of the sequence's steps holds it, and they are hashed per step.
+            self.state = self.states.setdefault(_state(self.model), len(self.states))
             cache = self._cache(batch)
             self.lengths[batch] = length
             return self._run("prefill", input_ids, cache, kwargs)
